@@ -1,0 +1,54 @@
+# Converge — the two commands a new user needs are `make run` and `make test`.
+# Everything else here is a convenience around CMake + Ninja.
+
+BUILD      ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS       ?= $(shell nproc)
+DATA_DIR   ?= data
+LISTEN     ?= 127.0.0.1:6443
+NODES      ?= 3
+
+.PHONY: all deps configure build run test test-unit test-sanitizers test-asan test-tsan bench fuzz format clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+
+configure: $(BUILD)/build.ninja
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+# Starts the all-in-one server with its data in ./data and prints how to point kubectl at it.
+run: deps build
+	@./scripts/run.sh $(BUILD)/converge $(DATA_DIR) $(LISTEN) $(NODES)
+
+# Builds and runs every test (unit, integration, e2e with the real kubectl).
+test: deps build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) --timeout 900
+
+# The store and the client library's concurrent pieces under ASan/UBSan and TSan.
+test-sanitizers: test-asan test-tsan
+
+test-asan: deps
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONVERGE_SANITIZE=address -DCONVERGE_BUILD_BENCH=OFF
+	cmake --build build-asan -j $(JOBS) --target sanitizer_tests
+	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
+
+test-tsan: deps
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVERGE_SANITIZE=thread -DCONVERGE_BUILD_BENCH=OFF
+	cmake --build build-tsan -j $(JOBS) --target sanitizer_tests
+	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
+
+bench: deps build
+	./scripts/bench.sh $(BUILD)
+
+format:
+	git ls-files '*.h' '*.cc' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) build-asan build-tsan

@@ -1,0 +1,40 @@
+#include "util/clock.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace converge::util {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(FakeClockTest, MovesOnlyWhenStepped) {
+  FakeClock clock;
+  auto t0 = clock.Now();
+  auto w0 = clock.WallNow();
+  EXPECT_EQ(clock.Now(), t0);
+  clock.Step(5ms);
+  EXPECT_EQ(clock.Now() - t0, 5ms);
+  EXPECT_EQ(clock.WallNow() - w0, 5ms);
+}
+
+TEST(FakeClockTest, SleepReturnsAfterStep) {
+  FakeClock clock;
+  std::atomic<bool> woke{false};
+  std::thread t([&] {
+    clock.SleepFor(10s);
+    woke = true;
+  });
+  while (clock.Waiters() == 0) std::this_thread::yield();
+  EXPECT_FALSE(woke);
+  clock.Step(9s);
+  std::this_thread::sleep_for(5ms);
+  EXPECT_FALSE(woke);
+  clock.Step(1s);
+  t.join();
+  EXPECT_TRUE(woke);
+}
+
+}  // namespace
+}  // namespace converge::util
