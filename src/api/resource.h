@@ -21,9 +21,9 @@
 namespace converge::api {
 
 struct SubresourceInfo {
-  std::string name;               // "status", "scale", "binding", "log", "token", ...
-  GroupVersionKind response_kind; // e.g. autoscaling/v1 Scale for "scale"
-  std::vector<std::string> verbs; // "get", "update", "patch", "create"
+  std::string name;                // "status", "scale", "binding", "log", "token", ...
+  GroupVersionKind response_kind;  // e.g. autoscaling/v1 Scale for "scale"
+  std::vector<std::string> verbs;  // "get", "update", "patch", "create"
 };
 
 struct ResourceInfo {
@@ -34,7 +34,7 @@ struct ResourceInfo {
   bool namespaced = true;
   std::vector<std::string> short_names;
   std::vector<std::string> categories;  // "all"
-  std::vector<std::string> verbs;       // get list watch create update patch delete deletecollection
+  std::vector<std::string> verbs;  // get list watch create update patch delete deletecollection
   std::vector<SubresourceInfo> subresources;
   // Field paths usable in fieldSelector besides metadata.name and metadata.namespace
   // (e.g. "spec.nodeName", "status.phase", "involvedObject.uid").

@@ -23,21 +23,21 @@ enum class ValueKind {
   kBool,
   kInt32,
   kInt64,
-  kFloat,   // protobuf float, JSON number
-  kDouble,  // protobuf double, JSON number
-  kBytes,   // base64 string in JSON
-  kMessage, // a TypeSchema (possibly a special one, see SpecialType)
-  kAny,     // arbitrary JSON (CRD x-kubernetes-preserve-unknown-fields, RawExtension contents)
+  kFloat,    // protobuf float, JSON number
+  kDouble,   // protobuf double, JSON number
+  kBytes,    // base64 string in JSON
+  kMessage,  // a TypeSchema (possibly a special one, see SpecialType)
+  kAny,      // arbitrary JSON (CRD x-kubernetes-preserve-unknown-fields, RawExtension contents)
 };
 
 // Types whose JSON form is not an object of their protobuf fields (upstream's custom marshalers).
 enum class SpecialType {
   kNone,
-  kTime,          // meta/v1 Time: RFC 3339 string, second precision; protobuf {1 seconds, 2 nanos}
-  kMicroTime,     // meta/v1 MicroTime: RFC 3339 string with microseconds
-  kDuration,      // meta/v1 Duration: Go duration string ("1h2m3s"); protobuf {1 duration ns}
-  kQuantity,      // resource.Quantity: string ("100m", "1Gi"); protobuf {1 string}
-  kIntOrString,   // intstr.IntOrString: JSON number or string; protobuf {1 type, 2 intVal, 3 strVal}
+  kTime,         // meta/v1 Time: RFC 3339 string, second precision; protobuf {1 seconds, 2 nanos}
+  kMicroTime,    // meta/v1 MicroTime: RFC 3339 string with microseconds
+  kDuration,     // meta/v1 Duration: Go duration string ("1h2m3s"); protobuf {1 duration ns}
+  kQuantity,     // resource.Quantity: string ("100m", "1Gi"); protobuf {1 string}
+  kIntOrString,  // intstr.IntOrString: JSON number or string; protobuf {1 type, 2 intVal, 3 strVal}
   kRawExtension,  // runtime.RawExtension: inline JSON; protobuf {1 raw bytes}
   kFieldsV1,      // meta/v1 FieldsV1: inline JSON object; protobuf {1 raw bytes}
 };
@@ -70,7 +70,8 @@ struct FieldSchema {
   std::vector<std::string> list_map_keys;
   MapType map_type = MapType::kUnspecified;
 
-  bool PatchStrategyIs(std::string_view s) const;  // true if `s` is one of the comma-separated parts
+  bool PatchStrategyIs(
+      std::string_view s) const;  // true if `s` is one of the comma-separated parts
 };
 
 struct TypeSchema {
