@@ -41,19 +41,29 @@ Clock::TimePoint FakeClock::Now() const {
 }
 
 Clock::WallTime FakeClock::WallNow() const {
-  return wall_start_ +
-         std::chrono::duration_cast<WallTime::duration>(std::chrono::nanoseconds(offset_ns_.load()));
+  return wall_start_ + std::chrono::duration_cast<WallTime::duration>(
+                           std::chrono::nanoseconds(offset_ns_.load()));
 }
 
 void FakeClock::WaitUntil(std::condition_variable_any& cv, std::unique_lock<std::mutex>& lock,
                           TimePoint deadline) {
   if (Now() >= deadline) return;
   ++waiters_;
-  // Poll: a Step cannot notify a cv it does not know the mutex of, so wake every millisecond.
-  cv.wait_for(lock, std::chrono::milliseconds(1));
+  // Poll: a Step cannot notify a cv it does not know the mutex of, so re-check the fake time every
+  // millisecond. A notification (cv_status::no_timeout, or a spurious wakeup) ends the wait, as it
+  // would with a real clock.
+  while (Now() < deadline) {
+    if (cv.wait_for(lock, std::chrono::milliseconds(1)) == std::cv_status::no_timeout) break;
+  }
   --waiters_;
 }
 
-void FakeClock::Step(Duration d) { offset_ns_ += d.count(); }
+void FakeClock::BlockUntilWaiters(int n) const {
+  while (Waiters() < n) std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
+
+void FakeClock::Step(Duration d) {
+  offset_ns_ += d.count();
+}
 
 }  // namespace converge::util

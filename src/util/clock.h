@@ -38,8 +38,12 @@ class Clock {
 // The process-wide real clock.
 Clock& RealClock();
 
-// A clock that moves only when told to. Waiters are woken (by polling in short real-time
-// slices) once Step/SetTime moves the fake time past their deadline.
+// A clock that moves only when told to.
+//
+// WaitUntil returns once Step has moved the fake time to the deadline (noticed by polling in short
+// real-time slices) or when `cv` is notified; until then the caller counts as a waiter. So a
+// component whose loop waits on the clock shows up in Waiters() for as long as it is parked, and
+// tests can wait for that (BlockUntilWaiters) before stepping.
 class FakeClock final : public Clock {
  public:
   FakeClock();
@@ -48,10 +52,13 @@ class FakeClock final : public Clock {
   void WaitUntil(std::condition_variable_any& cv, std::unique_lock<std::mutex>& lock,
                  TimePoint deadline) override;
 
-  // Advances both monotonic and wall time by d.
+  // Advances both monotonic and wall time by d (d >= 0).
   void Step(Duration d);
   // Number of threads currently blocked in WaitUntil with a deadline in the future.
   int Waiters() const { return waiters_.load(); }
+  bool HasWaiters() const { return Waiters() > 0; }
+  // Blocks (in real time) until at least n threads are blocked in WaitUntil.
+  void BlockUntilWaiters(int n) const;
 
  private:
   std::atomic<int64_t> offset_ns_{0};

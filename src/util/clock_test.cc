@@ -36,5 +36,34 @@ TEST(FakeClockTest, SleepReturnsAfterStep) {
   EXPECT_TRUE(woke);
 }
 
+TEST(FakeClockTest, NotificationEndsAWaitBeforeTheDeadline) {
+  FakeClock clock;
+  std::mutex mu;
+  std::condition_variable_any cv;
+  bool notified = false;
+  std::thread t([&] {
+    std::unique_lock lock(mu);
+    while (!notified) clock.WaitUntil(cv, lock, clock.Now() + 1h);
+  });
+  clock.BlockUntilWaiters(1);
+  EXPECT_TRUE(clock.HasWaiters());
+  {
+    std::lock_guard lock(mu);
+    notified = true;
+  }
+  cv.notify_all();
+  t.join();  // would hang (fake time never reaches the deadline) if notify did not end the wait
+  EXPECT_EQ(clock.Waiters(), 0);
+}
+
+TEST(FakeClockTest, WaitUntilAPassedDeadlineReturnsAtOnce) {
+  FakeClock clock;
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  clock.WaitUntil(cv, lock, clock.Now());
+  EXPECT_EQ(clock.Waiters(), 0);
+}
+
 }  // namespace
 }  // namespace converge::util
