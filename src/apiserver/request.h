@@ -1,0 +1,78 @@
+// Request and Response: the transport-independent form of one API call.
+//
+// HTTP/1.1, HTTP/2 and the in-process transport all turn what they receive into a Request, call
+// APIServer::Handle, and deliver the Response. That is what makes behaviour identical across
+// transports: authentication, authorization, admission, validation, storage and watch all sit
+// behind Handle.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace converge::apiserver {
+
+// Who made a request, as established by authentication.
+struct UserInfo {
+  std::string name;  // "system:anonymous" when unauthenticated
+  std::string uid;
+  std::vector<std::string> groups;
+  bool authenticated = false;
+};
+
+struct Request {
+  std::string method;  // upper case: GET, POST, PUT, PATCH, DELETE
+  std::string path;    // percent-decoded, without the query
+  // Query parameters in order of appearance, percent-decoded.
+  std::vector<std::pair<std::string, std::string>> query;
+  // Header names are lower case.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::string remote_address;
+  // Filled by the transport when it authenticated the peer at the TLS layer (client certificate)
+  // and by the authentication filter otherwise.
+  UserInfo user;
+  // The verified client certificate's subject, when the transport has one.
+  std::string client_cert_cn;
+  std::vector<std::string> client_cert_orgs;
+  bool in_process = false;
+
+  // First value of a query parameter; `present` tells an empty value from an absent one.
+  std::string_view Query(std::string_view key, bool* present = nullptr) const;
+  bool HasQuery(std::string_view key) const;
+  std::string_view Header(std::string_view lower_case_name) const;
+};
+
+// A response body delivered in pieces (watch events, followed logs). The transport pulls: it
+// calls Poll whenever it can write; when Poll returns kPending it waits until `wake` is called
+// (exactly once, from any thread) and then polls again.
+//
+// Thread-safety: Poll and Close are called by the transport, one at a time; `wake` may be
+// invoked from any thread.
+class ResponseStream {
+ public:
+  enum class PollResult { kData, kPending, kEnd };
+  virtual ~ResponseStream() = default;
+  // Appends available chunks to `out` (shared: fan-out sends the same bytes to every watcher).
+  virtual PollResult Poll(std::vector<std::shared_ptr<const std::string>>* out,
+                          std::function<void()> wake) = 0;
+  // The client went away or the transport is shutting down; release resources.
+  virtual void Close() = 0;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  // When set, the body is streamed chunk by chunk from here instead of `body`.
+  std::shared_ptr<ResponseStream> stream;
+  // For streams: end the response after this long (watch timeoutSeconds); zero = no limit.
+  std::chrono::milliseconds stream_timeout{0};
+};
+
+}  // namespace converge::apiserver

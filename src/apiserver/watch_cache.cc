@@ -1,0 +1,678 @@
+#include "apiserver/watch_cache.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace converge::apiserver {
+
+namespace json = boost::json;
+
+// ---------------------------------------------------------------------------------------------
+// Keys
+
+std::string StorageKey(const api::ResourceInfo& info, std::string_view ns, std::string_view name) {
+  std::string key = info.storage_prefix;
+  key += '/';
+  if (info.namespaced) {
+    key += ns;
+    key += '/';
+  }
+  key += name;
+  return key;
+}
+
+std::string StoragePrefix(const api::ResourceInfo& info, std::string_view ns) {
+  std::string key = info.storage_prefix;
+  key += '/';
+  if (info.namespaced && !ns.empty()) {
+    key += ns;
+    key += '/';
+  }
+  return key;
+}
+
+api::ObjectKey KeyFromStorageKey(const api::ResourceInfo& info, std::string_view storage_key) {
+  std::string_view rest =
+      storage_key.substr(std::min(storage_key.size(), info.storage_prefix.size() + 1));
+  if (!info.namespaced) return {"", std::string(rest)};
+  auto slash = rest.find('/');
+  if (slash == std::string_view::npos) return {"", std::string(rest)};
+  return {std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1))};
+}
+
+// ---------------------------------------------------------------------------------------------
+// CachedObject
+
+util::StatusOr<api::Object> CachedObject::Parse() const {
+  return api::Object::Parse(*json);
+}
+
+std::string CachedObject::FieldValue(const api::ResourceInfo& info, std::string_view field) const {
+  if (field == "metadata.name") return key.name;
+  if (field == "metadata.namespace") return key.ns;
+  for (size_t i = 0; i < info.selectable_fields.size() && i < field_values.size(); ++i) {
+    if (info.selectable_fields[i] == field) return field_values[i];
+  }
+  return "";
+}
+
+CachedObjectPtr CachedObject::FromObject(const api::ResourceInfo& info, std::string storage_key,
+                                         api::Object obj, store::Revision revision) {
+  auto c = std::make_shared<CachedObject>();
+  c->key = KeyFromStorageKey(info, storage_key);
+  c->storage_key = std::move(storage_key);
+  c->revision = revision;
+  obj.set_resource_version(std::to_string(revision));
+  if (const json::object* l = obj.labels()) c->labels = *l;
+  c->field_values.reserve(info.selectable_fields.size());
+  for (const std::string& f : info.selectable_fields) {
+    c->field_values.push_back(api::FieldValue(obj.doc(), f));
+  }
+  c->json = std::make_shared<const std::string>(obj.Serialize());
+  return c;
+}
+
+util::StatusOr<CachedObjectPtr> CachedObject::FromKeyValue(const api::ResourceInfo& info,
+                                                           const store::KeyValue& kv) {
+  auto obj = api::Object::Parse(kv.value);
+  if (!obj.ok()) {
+    return util::DataLoss("stored object at " + kv.key +
+                          " is not valid JSON: " + obj.status().message());
+  }
+  return FromObject(info, kv.key, std::move(*obj), kv.mod_revision);
+}
+
+// ---------------------------------------------------------------------------------------------
+// WatchEvent
+
+std::string_view WatchEventTypeName(WatchEventType t) {
+  switch (t) {
+    case WatchEventType::kAdded: return "ADDED";
+    case WatchEventType::kModified: return "MODIFIED";
+    case WatchEventType::kDeleted: return "DELETED";
+    case WatchEventType::kBookmark: return "BOOKMARK";
+    case WatchEventType::kError: return "ERROR";
+  }
+  return "ERROR";
+}
+
+WatchEvent::WatchEvent(WatchEventType type, CachedObjectPtr object, CachedObjectPtr prev)
+    : type_(type), object_(std::move(object)), prev_(std::move(prev)) {}
+
+std::shared_ptr<const std::string> WatchEvent::Frame(WatchEventType as) const {
+  int idx = static_cast<int>(as);
+  std::lock_guard lock(mu_);
+  if (!frames_[idx]) {
+    std::string f;
+    f.reserve(object_->json->size() + 40);
+    f += R"({"type":")";
+    f += WatchEventTypeName(as);
+    f += R"(","object":)";
+    f += *object_->json;
+    f += "}\n";
+    frames_[idx] = std::make_shared<const std::string>(std::move(f));
+  }
+  return frames_[idx];
+}
+
+// ---------------------------------------------------------------------------------------------
+// WatchFilter
+
+bool WatchFilter::Matches(const api::ResourceInfo& info, const CachedObject& obj) const {
+  if (!ns.empty() && obj.key.ns != ns) return false;
+  if (!name.empty() && obj.key.name != name) return false;
+  if (!labels.Empty() && !labels.Matches(&obj.labels)) return false;
+  if (!fields.Empty() &&
+      !fields.Matches([&](std::string_view f) { return obj.FieldValue(info, f); })) {
+    return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// CacheWatcher
+
+CacheWatcher::CacheWatcher(WatchFilter filter, size_t buffer, bool bookmarks)
+    : filter_(std::move(filter)), buffer_(buffer), bookmarks_(bookmarks) {}
+
+CacheWatcher::PollResult CacheWatcher::Poll(std::vector<WatchItem>* out,
+                                            std::function<void()> wake) {
+  std::lock_guard lock(mu_);
+  if (!queue_.empty()) {
+    for (auto& item : queue_) out->push_back(std::move(item));
+    queue_.clear();
+    return PollResult::kData;
+  }
+  if (terminated_) return PollResult::kEnd;
+  wake_ = std::move(wake);
+  return PollResult::kPending;
+}
+
+void CacheWatcher::Stop() {
+  stopped_ = true;
+  std::lock_guard lock(mu_);
+  terminated_ = true;
+  queue_.clear();
+  wake_ = nullptr;
+}
+
+std::function<void()> CacheWatcher::Push(WatchItem item) {
+  std::lock_guard lock(mu_);
+  if (terminated_) return nullptr;
+  if (queue_.size() >= buffer_) {
+    // Too slow: end the stream. The client resumes from the last resourceVersion it saw.
+    terminated_ = true;
+    queue_.clear();
+    return std::exchange(wake_, nullptr);
+  }
+  if (item.event) last_revision_ = item.event->revision();
+  queue_.push_back(std::move(item));
+  return std::exchange(wake_, nullptr);
+}
+
+std::function<void()> CacheWatcher::Terminate() {
+  std::lock_guard lock(mu_);
+  terminated_ = true;
+  return std::exchange(wake_, nullptr);
+}
+
+bool CacheWatcher::terminated() const {
+  std::lock_guard lock(mu_);
+  return terminated_;
+}
+
+// ---------------------------------------------------------------------------------------------
+// WatchCache
+
+WatchCache::WatchCache(std::shared_ptr<const api::ResourceInfo> info, WatchCacheOptions options)
+    : info_(std::move(info)), options_(options) {}
+
+WatchCache::ListResult WatchCache::List(const WatchFilter& filter, std::string_view start_key,
+                                        size_t limit, bool* more) const {
+  ListResult result;
+  std::string prefix = StoragePrefix(*info_, filter.ns);
+  std::lock_guard lock(mu_);
+  result.revision = revision_;
+  if (more) *more = false;
+  if (!filter.name.empty()) {
+    // A name pins at most one object per namespace: look it up instead of scanning.
+    if (!filter.ns.empty() || !info_->namespaced) {
+      auto it = objects_.find(StorageKey(*info_, filter.ns, filter.name));
+      if (it != objects_.end() && it->first >= start_key && filter.Matches(*info_, *it->second)) {
+        result.items.push_back(it->second);
+      }
+      return result;
+    }
+  }
+  auto it = objects_.lower_bound(std::max<std::string_view>(prefix, start_key));
+  for (; it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+    if (!filter.Matches(*info_, *it->second)) continue;
+    if (limit > 0 && result.items.size() == limit) {
+      if (more) *more = true;
+      break;
+    }
+    result.items.push_back(it->second);
+  }
+  return result;
+}
+
+CachedObjectPtr WatchCache::Get(const std::string& storage_key, store::Revision* revision) const {
+  std::lock_guard lock(mu_);
+  if (revision) *revision = revision_;
+  auto it = objects_.find(storage_key);
+  return it == objects_.end() ? nullptr : it->second;
+}
+
+store::Revision WatchCache::revision() const {
+  std::lock_guard lock(mu_);
+  return revision_;
+}
+
+size_t WatchCache::size() const {
+  std::lock_guard lock(mu_);
+  return objects_.size();
+}
+
+util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filter,
+                                                                WatchOptions options,
+                                                                size_t buffer) {
+  std::vector<std::function<void()>> wakes;
+  std::shared_ptr<CacheWatcher> w;
+  {
+    std::lock_guard lock(mu_);
+    if (options.from_revision && *options.from_revision < oldest_revision_) {
+      return util::OutOfRange(
+          "too old resource version: " + std::to_string(*options.from_revision) + " (" +
+          std::to_string(oldest_revision_) + ")");
+    }
+    // The initial items may exceed the live buffer; size the queue to hold them.
+    size_t initial = 0;
+    std::vector<WatchItem> items;
+    if (!options.from_revision) {
+      std::string prefix = StoragePrefix(*info_, filter.ns);
+      for (auto it = objects_.lower_bound(prefix);
+           it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+        if (!filter.Matches(*info_, *it->second)) continue;
+        items.push_back({std::make_shared<WatchEvent>(WatchEventType::kAdded, it->second, nullptr),
+                         WatchEventType::kAdded});
+      }
+      if (options.initial_events_end_bookmark) {
+        WatchItem b;
+        b.as = WatchEventType::kBookmark;
+        b.bookmark_revision = revision_;
+        b.initial_events_end = true;
+        items.push_back(std::move(b));
+      }
+    } else {
+      const store::Revision from = *options.from_revision;
+      auto first = std::upper_bound(
+          history_.begin(), history_.end(), from,
+          [](store::Revision r, const WatchEventPtr& ev) { return r < ev->revision(); });
+      for (auto it = first; it != history_.end(); ++it) {
+        const WatchEventPtr& ev = *it;
+        bool now = filter.Matches(*info_, *ev->object());
+        bool before = ev->prev() && filter.Matches(*info_, *ev->prev());
+        if (ev->type() == WatchEventType::kDeleted) {
+          if (now) items.push_back({ev, WatchEventType::kDeleted});
+        } else if (now && before) {
+          items.push_back({ev, WatchEventType::kModified});
+        } else if (now) {
+          items.push_back({ev, WatchEventType::kAdded});
+        } else if (before) {
+          items.push_back({ev, WatchEventType::kDeleted});
+        }
+      }
+    }
+    initial = items.size();
+    w = std::make_shared<CacheWatcher>(std::move(filter), buffer + initial, options.bookmarks);
+    w->last_bookmark = std::chrono::steady_clock::now();
+    for (auto& item : items) {
+      if (auto wake = w->Push(std::move(item))) wakes.push_back(std::move(wake));
+    }
+    watchers_.push_back(w);
+  }
+  for (auto& wake : wakes) wake();
+  return w;
+}
+
+void WatchCache::Reset(std::vector<CachedObjectPtr> objects, store::Revision revision) {
+  std::vector<std::function<void()>> wakes;
+  {
+    std::lock_guard lock(mu_);
+    objects_.clear();
+    for (auto& o : objects) {
+      std::string key = o->storage_key;
+      objects_.emplace(std::move(key), std::move(o));
+    }
+    history_.clear();
+    oldest_revision_ = revision;
+    revision_ = revision;
+    for (auto& w : watchers_) {
+      if (auto wake = w->Terminate()) wakes.push_back(std::move(wake));
+    }
+    watchers_.clear();
+  }
+  for (auto& wake : wakes) wake();
+}
+
+void WatchCache::AddHistoryLocked(WatchEventPtr ev) {
+  history_.push_back(std::move(ev));
+  while (history_.size() > options_.history_capacity) {
+    oldest_revision_ = history_.front()->revision();
+    history_.pop_front();
+  }
+}
+
+void WatchCache::DispatchLocked(const WatchEventPtr& ev,
+                                std::vector<std::function<void()>>* wakes) {
+  bool pruned = false;
+  for (auto& w : watchers_) {
+    if (w->stopped() || w->terminated()) {
+      pruned = true;
+      continue;
+    }
+    const WatchFilter& f = w->filter();
+    bool now = f.Matches(*info_, *ev->object());
+    bool before = ev->prev() && f.Matches(*info_, *ev->prev());
+    WatchEventType as;
+    if (ev->type() == WatchEventType::kDeleted) {
+      if (!now) continue;
+      as = WatchEventType::kDeleted;
+    } else if (now && before) {
+      as = WatchEventType::kModified;
+    } else if (now) {
+      as = WatchEventType::kAdded;
+    } else if (before) {
+      as = WatchEventType::kDeleted;
+    } else {
+      continue;
+    }
+    if (auto wake = w->Push({ev, as})) wakes->push_back(std::move(wake));
+  }
+  if (pruned) {
+    std::erase_if(watchers_, [](const std::shared_ptr<CacheWatcher>& w) {
+      return w->stopped() || w->terminated();
+    });
+  }
+}
+
+void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision revision) {
+  std::vector<std::function<void()>> wakes;
+  // Build entries outside the lock: parsing and encoding is the expensive part.
+  struct Change {
+    const store::Event* ev;
+    CachedObjectPtr obj;
+  };
+  std::vector<Change> changes;
+  changes.reserve(events.size());
+  for (const store::Event& e : events) {
+    if (e.type == store::Event::Type::kPut) {
+      auto obj = CachedObject::FromKeyValue(*info_, *e.kv);
+      if (!obj.ok()) {
+        spdlog::error("watch cache {}: {}", info_->storage_prefix, obj.status().ToString());
+        continue;
+      }
+      changes.push_back({&e, std::move(*obj)});
+    } else {
+      changes.push_back({&e, nullptr});
+    }
+  }
+  std::vector<CachedObjectPtr> deleted_prev;
+  {
+    std::lock_guard lock(mu_);
+    for (Change& c : changes) {
+      const std::string& key = c.ev->kv->key;
+      auto it = objects_.find(key);
+      CachedObjectPtr prev = it == objects_.end() ? nullptr : it->second;
+      WatchEventPtr ev;
+      if (c.obj) {
+        ev = std::make_shared<WatchEvent>(prev ? WatchEventType::kModified : WatchEventType::kAdded,
+                                          c.obj, prev);
+        if (it == objects_.end()) {
+          objects_.emplace(key, c.obj);
+        } else {
+          it->second = c.obj;
+        }
+      } else {
+        if (!prev) continue;  // deleting something we never saw (filtered earlier): nothing to say
+        objects_.erase(it);
+        // DELETED carries the last state with the deletion's resourceVersion. Re-encoding
+        // is needed for the new resourceVersion; done under the lock but deletes are rarer.
+        auto parsed = prev->Parse();
+        CachedObjectPtr last =
+            parsed.ok() ? CachedObject::FromObject(*info_, prev->storage_key, std::move(*parsed),
+                                                   c.ev->kv->mod_revision)
+                        : prev;
+        ev = std::make_shared<WatchEvent>(WatchEventType::kDeleted, last, prev);
+      }
+      AddHistoryLocked(ev);
+      DispatchLocked(ev, &wakes);
+    }
+    revision_ = std::max(revision_, revision);
+  }
+  for (auto& wake : wakes) wake();
+}
+
+void WatchCache::Advance(store::Revision revision) {
+  std::lock_guard lock(mu_);
+  revision_ = std::max(revision_, revision);
+}
+
+void WatchCache::Tick(std::chrono::steady_clock::time_point now,
+                      std::chrono::milliseconds interval) {
+  std::vector<std::function<void()>> wakes;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& w : watchers_) {
+      if (!w->wants_bookmarks() || now - w->last_bookmark < interval) continue;
+      w->last_bookmark = now;
+      WatchItem b;
+      b.as = WatchEventType::kBookmark;
+      b.bookmark_revision = revision_;
+      if (auto wake = w->Push(std::move(b))) wakes.push_back(std::move(wake));
+    }
+  }
+  for (auto& wake : wakes) wake();
+}
+
+void WatchCache::TerminateAll() {
+  std::vector<std::function<void()>> wakes;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& w : watchers_) {
+      if (auto wake = w->Terminate()) wakes.push_back(std::move(wake));
+    }
+    watchers_.clear();
+  }
+  for (auto& wake : wakes) wake();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Cacher
+
+Cacher::Cacher(store::KV* kv, CacherOptions options) : kv_(kv), options_(std::move(options)) {}
+
+Cacher::~Cacher() {
+  Stop();
+}
+
+WatchCache* Cacher::AddResource(std::shared_ptr<const api::ResourceInfo> info) {
+  std::lock_guard dispatch(dispatch_mu_);
+  {
+    std::shared_lock lock(caches_mu_);
+    if (auto it = caches_.find(info->storage_prefix); it != caches_.end()) return it->second.get();
+  }
+  auto cache = std::make_unique<WatchCache>(info, options_.cache);
+  WatchCache* raw = cache.get();
+  if (thread_.joinable()) {
+    // Running: load the prefix at the applied revision. The dispatcher cannot apply anything
+    // while we hold dispatch_mu_, so the next event it applies for this prefix is newer.
+    store::Revision rev = applied_.load();
+    store::RangeRequest req;
+    req.key = info->storage_prefix + "/";
+    req.range_end = store::PrefixEnd(req.key);
+    req.revision = rev;
+    std::vector<CachedObjectPtr> objects;
+    if (auto resp = kv_->Range(req); resp.ok()) {
+      for (const auto& kv : resp->kvs) {
+        if (auto o = CachedObject::FromKeyValue(*info, *kv); o.ok()) objects.push_back(*o);
+      }
+    } else {
+      spdlog::error("watch cache: loading {}: {}", info->storage_prefix, resp.status().ToString());
+    }
+    cache->Reset(std::move(objects), rev);
+  }
+  std::unique_lock lock(caches_mu_);
+  caches_.emplace(info->storage_prefix, std::move(cache));
+  return raw;
+}
+
+WatchCache* Cacher::ForPrefix(std::string_view storage_prefix) const {
+  std::shared_lock lock(caches_mu_);
+  auto it = caches_.find(storage_prefix);
+  return it == caches_.end() ? nullptr : it->second.get();
+}
+
+WatchCache* Cacher::CacheForKeyLocked(std::string_view key) const {
+  // Storage prefixes are "/registry/<resource>" or "/registry/<group>/<resource>".
+  size_t pos = options_.prefix.size();
+  for (int segments = 0; segments < 2; ++segments) {
+    size_t slash = key.find('/', pos);
+    if (slash == std::string_view::npos) return nullptr;
+    auto it = caches_.find(key.substr(0, slash));
+    if (it != caches_.end()) return it->second.get();
+    pos = slash + 1;
+  }
+  return nullptr;
+}
+
+void Cacher::SetApplied(store::Revision revision) {
+  {
+    std::lock_guard lock(wait_mu_);
+    applied_ = revision;
+  }
+  cv_.notify_all();
+}
+
+util::Status Cacher::LoadAllLocked(store::Revision* revision) {
+  store::RangeRequest req;
+  req.key = options_.prefix;
+  req.range_end = store::PrefixEnd(options_.prefix);
+  auto resp = kv_->Range(req);
+  if (!resp.ok()) return resp.status();
+  std::map<WatchCache*, std::vector<CachedObjectPtr>> by_cache;
+  std::shared_lock lock(caches_mu_);
+  for (auto& [prefix, cache] : caches_) by_cache[cache.get()];
+  for (const auto& kv : resp->kvs) {
+    WatchCache* cache = CacheForKeyLocked(kv->key);
+    if (!cache) continue;
+    auto obj = CachedObject::FromKeyValue(cache->info(), *kv);
+    if (!obj.ok()) return obj.status();
+    by_cache[cache].push_back(std::move(*obj));
+  }
+  for (auto& [cache, objects] : by_cache) cache->Reset(std::move(objects), resp->header_revision);
+  *revision = resp->header_revision;
+  SetApplied(resp->header_revision);
+  return util::Status();
+}
+
+util::StatusOr<std::unique_ptr<store::WatchStream>> Cacher::WatchFrom(store::Revision start) {
+  store::WatchRequest wr;
+  wr.key = options_.prefix;
+  wr.range_end = store::PrefixEnd(options_.prefix);
+  wr.start_revision = start;
+  wr.progress_notify = true;
+  return kv_->Watch(wr);
+}
+
+util::Status Cacher::Start() {
+  store::Revision rev = 0;
+  {
+    std::lock_guard dispatch(dispatch_mu_);
+    CONVERGE_RETURN_IF_ERROR(LoadAllLocked(&rev));
+  }
+  auto w = WatchFrom(rev + 1);
+  if (!w.ok()) return w.status();
+  {
+    std::lock_guard lock(watch_mu_);
+    watch_ = std::move(*w);
+  }
+  thread_ = std::jthread([this](std::stop_token st) { Run(st); });
+  ticker_ = std::jthread([this](std::stop_token st) { RunTicker(st); });
+  return util::Status();
+}
+
+void Cacher::Stop() {
+  // Shutdown order: the ticker (it pokes the watch), then the dispatcher (cancelling the store
+  // watch unblocks it), then every watcher's stream is ended.
+  if (ticker_.joinable()) {
+    ticker_.request_stop();
+    ticker_.join();
+  }
+  if (!thread_.joinable()) return;
+  thread_.request_stop();
+  {
+    std::lock_guard lock(watch_mu_);
+    if (watch_) watch_->Cancel();
+  }
+  thread_.join();
+  std::shared_lock lock(caches_mu_);
+  for (auto& [p, c] : caches_) c->TerminateAll();
+}
+
+void Cacher::RunTicker(std::stop_token stop) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  while (!stop.stop_requested()) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, stop, std::chrono::seconds(1), [] { return false; });
+    }
+    if (stop.stop_requested()) return;
+    auto now = std::chrono::steady_clock::now();
+    {
+      std::shared_lock lock(caches_mu_);
+      for (auto& [p, c] : caches_) c->Tick(now, options_.bookmark_interval);
+    }
+    // Keeps applied_ moving when revisions advance without events under our prefix.
+    std::lock_guard lock(watch_mu_);
+    if (watch_) watch_->RequestProgress();
+  }
+}
+
+void Cacher::Run(std::stop_token stop) {
+  while (!stop.stop_requested()) {
+    std::shared_ptr<store::WatchStream> watch;
+    {
+      std::lock_guard lock(watch_mu_);
+      watch = watch_;
+    }
+    auto resp = watch->Next(stop);
+    if (stop.stop_requested()) return;
+    if (resp.ok() && !resp->canceled) {
+      std::lock_guard dispatch(dispatch_mu_);
+      std::shared_lock lock(caches_mu_);
+      // Group by revision: all events of one revision are applied to a cache together.
+      std::map<WatchCache*, std::vector<store::Event>> batch;
+      store::Revision batch_rev = 0;
+      auto flush = [&] {
+        for (auto& [cache, evs] : batch) cache->Apply(evs, batch_rev);
+        batch.clear();
+      };
+      for (const store::Event& e : resp->events) {
+        store::Revision r = e.kv->mod_revision;
+        if (r != batch_rev) {
+          flush();
+          batch_rev = r;
+        }
+        if (WatchCache* cache = CacheForKeyLocked(e.kv->key)) batch[cache].push_back(e);
+      }
+      flush();
+      store::Revision applied =
+          resp->events.empty() ? resp->header_revision : resp->events.back().kv->mod_revision;
+      if (applied > applied_.load()) {
+        for (auto& [p, c] : caches_) c->Advance(applied);
+        SetApplied(applied);
+      }
+      continue;
+    }
+    // The store watch ended: resume after the last applied revision, or reload everything when
+    // that history is gone (every cache watcher is then terminated and its client relists).
+    spdlog::warn("watch cache: store watch ended ({}); resuming",
+                 resp.ok() ? resp->cancel_reason : resp.status().ToString());
+    std::lock_guard dispatch(dispatch_mu_);
+    auto w = WatchFrom(applied_.load() + 1);
+    if (!w.ok() && store::IsCompacted(w.status())) {
+      store::Revision rev = 0;
+      if (auto s = LoadAllLocked(&rev); !s.ok()) {
+        spdlog::error("watch cache: reload failed: {}", s.ToString());
+      } else {
+        w = WatchFrom(rev + 1);
+      }
+    }
+    if (!w.ok()) {
+      spdlog::error("watch cache: cannot re-watch: {}", w.status().ToString());
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    std::lock_guard lock(watch_mu_);
+    watch_ = std::move(*w);
+  }
+}
+
+bool Cacher::WaitForRevision(store::Revision revision, std::chrono::milliseconds timeout) {
+  if (applied_.load() >= revision) return true;
+  {
+    std::lock_guard lock(watch_mu_);
+    if (watch_) watch_->RequestProgress();
+  }
+  std::unique_lock lock(wait_mu_);
+  return cv_.wait_for(lock, timeout, [&] { return applied_.load() >= revision; });
+}
+
+bool Cacher::WaitFresh(std::chrono::milliseconds timeout) {
+  return WaitForRevision(kv_->CurrentRevision(), timeout);
+}
+
+}  // namespace converge::apiserver

@@ -1,0 +1,292 @@
+// The watch cache: one in-memory, always-current copy of every resource, fed by ONE store watch,
+// from which the API server serves lists, watches and cached gets (upstream's Cacher).
+//
+// Data flow:
+//
+//   store ──Watch("/registry/", prev revisions…)──▶ Cacher (one dispatcher thread)
+//                                                    │ parses each event ONCE, encodes it ONCE
+//                                                    ▼
+//                           WatchCache per storage prefix ("/registry/pods", …)
+//                           ├─ objects_: current state, by storage key (lists, gets)
+//                           ├─ history_: the last N events (watch resumption from a
+//                           resourceVersion) └─ watchers_: bounded queues; every watcher gets the
+//                           same bytes
+//
+// Guarantees:
+//   - Watch from resourceVersion R delivers exactly the events with revision > R, in order,
+//     each once; all events of one revision are delivered together. R older than the history
+//     window fails with Expired (410): the client relists.
+//   - A slow watcher never blocks the dispatcher, a writer or another watcher: its queue is bounded
+//     and it is terminated (its stream ends; clients resume from their last resourceVersion).
+//   - revision(): every event up to it has been applied. WaitForRevision lets a reader ask for a
+//     state at least as new as the store's current revision (a consistent read from the cache).
+//
+// Lock order: Cacher::dispatch_mu_ → Cacher::caches_mu_ → WatchCache::mu_ → CacheWatcher::mu_.
+// Wake callbacks run with no lock held.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "api/fields.h"
+#include "api/labels.h"
+#include "api/object.h"
+#include "api/resource.h"
+#include "apiserver/request.h"
+#include "store/kv.h"
+#include "util/clock.h"
+
+namespace converge::apiserver {
+
+// One object version as the cache holds it: serialized once, plus what filters need.
+// Immutable once built; shared by the cache, its history and every watcher.
+struct CachedObject {
+  std::string storage_key;
+  api::ObjectKey key;
+  store::Revision revision = 0;             // metadata.resourceVersion
+  std::shared_ptr<const std::string> json;  // the full object, resourceVersion set
+  boost::json::object labels;
+  // Values of the resource's selectable fields (ResourceInfo::selectable_fields), same order.
+  std::vector<std::string> field_values;
+
+  // Parses `json` (the cache keeps only bytes: parsed objects cost 3-5x the memory).
+  util::StatusOr<api::Object> Parse() const;
+  // The value a field selector compares for `field`.
+  std::string FieldValue(const api::ResourceInfo& info, std::string_view field) const;
+
+  // Builds a cache entry from an object, setting metadata.resourceVersion to `revision`.
+  static std::shared_ptr<const CachedObject> FromObject(const api::ResourceInfo& info,
+                                                        std::string storage_key, api::Object obj,
+                                                        store::Revision revision);
+  // Builds a cache entry from a stored key-value (its mod_revision becomes the resourceVersion).
+  static util::StatusOr<std::shared_ptr<const CachedObject>> FromKeyValue(
+      const api::ResourceInfo& info, const store::KeyValue& kv);
+};
+using CachedObjectPtr = std::shared_ptr<const CachedObject>;
+
+enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
+std::string_view WatchEventTypeName(WatchEventType t);
+
+// One change, as every watcher of its resource sees it. Frames are encoded lazily, once per type
+// (a selector can turn a MODIFIED into an ADDED or DELETED for one watcher).
+class WatchEvent {
+ public:
+  WatchEvent(WatchEventType type, CachedObjectPtr object, CachedObjectPtr prev);
+  WatchEventType type() const { return type_; }
+  const CachedObjectPtr& object() const { return object_; }
+  const CachedObjectPtr& prev() const { return prev_; }  // null for ADDED
+  store::Revision revision() const { return object_->revision; }
+  // `{"type":"<as>","object":<object>}\n`
+  std::shared_ptr<const std::string> Frame(WatchEventType as) const;
+
+ private:
+  const WatchEventType type_;
+  const CachedObjectPtr object_;
+  const CachedObjectPtr prev_;
+  mutable std::mutex mu_;
+  mutable std::shared_ptr<const std::string> frames_[3];  // guarded by mu_
+};
+using WatchEventPtr = std::shared_ptr<const WatchEvent>;
+
+// What one watch or list selects.
+struct WatchFilter {
+  std::string ns;    // empty = every namespace
+  std::string name;  // empty = every name (set from fieldSelector metadata.name=...)
+  api::LabelSelector labels;
+  api::FieldSelector fields;
+  bool Matches(const api::ResourceInfo& info, const CachedObject& obj) const;
+};
+
+struct WatchCacheOptions {
+  // Events kept per resource for resuming watches. A watch from a resourceVersion older than
+  // this window gets 410 Expired and relists (upstream's watch cache behaves the same).
+  size_t history_capacity = 10000;
+  // Events queued per watcher before it is judged too slow and terminated.
+  size_t watcher_buffer = 10000;
+};
+
+// One item a watcher delivers: an event (as a given type) or a bookmark.
+struct WatchItem {
+  WatchEventPtr event;  // null for bookmarks
+  WatchEventType as = WatchEventType::kModified;
+  store::Revision bookmark_revision = 0;
+  bool initial_events_end = false;  // the bookmark that ends sendInitialEvents
+};
+
+// The consumer side of one watch. Thread-safety: Push/Terminate are called by the cache;
+// Poll/Stop by the consumer; all are safe concurrently.
+class CacheWatcher {
+ public:
+  CacheWatcher(WatchFilter filter, size_t buffer, bool bookmarks);
+
+  enum class PollResult { kData, kPending, kEnd };
+  // Moves queued items to `out`. On kPending, `wake` is called once when there is news.
+  PollResult Poll(std::vector<WatchItem>* out, std::function<void()> wake);
+  // The consumer is done; the cache drops the watcher at its next event.
+  void Stop();
+  bool stopped() const { return stopped_.load(); }
+
+  const WatchFilter& filter() const { return filter_; }
+  bool wants_bookmarks() const { return bookmarks_; }
+
+  // Producer side (called by WatchCache). Returns the wake callback to run after unlocking, if
+  // any. An overflowing queue terminates the watcher.
+  std::function<void()> Push(WatchItem item);
+  std::function<void()> Terminate();
+  bool terminated() const;
+  store::Revision last_sent_revision() const { return last_revision_.load(); }
+  std::chrono::steady_clock::time_point last_bookmark;  // used by the cache only
+
+ private:
+  const WatchFilter filter_;
+  const size_t buffer_;
+  const bool bookmarks_;
+  mutable std::mutex mu_;
+  std::deque<WatchItem> queue_;  // guarded by mu_
+  bool terminated_ = false;      // guarded by mu_; no more items after the queue drains
+  std::function<void()> wake_;   // guarded by mu_
+  std::atomic<bool> stopped_{false};
+  std::atomic<store::Revision> last_revision_{0};
+};
+
+// The cache of one storage prefix. Thread-safety: all methods are safe concurrently; only the
+// Cacher's dispatcher thread calls the mutators (Reset, Apply, Advance, Tick).
+class WatchCache {
+ public:
+  WatchCache(std::shared_ptr<const api::ResourceInfo> info, WatchCacheOptions options);
+
+  const api::ResourceInfo& info() const { return *info_; }
+
+  struct ListResult {
+    std::vector<CachedObjectPtr> items;  // in storage-key order
+    store::Revision revision = 0;
+  };
+  // Objects matching `filter` whose storage key is >= start_key (for pagination), at most
+  // `limit` (0 = all); `more` tells whether more matched beyond the limit.
+  ListResult List(const WatchFilter& filter, std::string_view start_key = {}, size_t limit = 0,
+                  bool* more = nullptr) const;
+  // The object at `storage_key`, or null; `revision` receives the cache's revision.
+  CachedObjectPtr Get(const std::string& storage_key, store::Revision* revision = nullptr) const;
+  store::Revision revision() const;
+  size_t size() const;
+
+  struct WatchOptions {
+    // Deliver events with revision > from_revision. nullopt = start with synthetic ADDED events
+    // for the current state (resourceVersion unset or "0").
+    std::optional<store::Revision> from_revision;
+    bool bookmarks = false;
+    // sendInitialEvents: after the synthetic ADDED events, a bookmark marked initial-events-end.
+    bool initial_events_end_bookmark = false;
+  };
+  // Fails with Expired (kOutOfRange, "too old resource version") when from_revision is older
+  // than the history window.
+  util::StatusOr<std::shared_ptr<CacheWatcher>> Watch(WatchFilter filter, WatchOptions options,
+                                                      size_t buffer);
+
+  // --- dispatcher side ---
+  // Replaces the whole state (initial load, relist after compaction). Terminates every watcher.
+  void Reset(std::vector<CachedObjectPtr> objects, store::Revision revision);
+  // Applies the events of one revision.
+  void Apply(const std::vector<store::Event>& events, store::Revision revision);
+  // The global revision moved without events for this prefix.
+  void Advance(store::Revision revision);
+  // Sends due bookmarks.
+  void Tick(std::chrono::steady_clock::time_point now, std::chrono::milliseconds interval);
+  void TerminateAll();
+
+ private:
+  // Pushes `ev` to every interested watcher; collects wake callbacks.
+  void DispatchLocked(const WatchEventPtr& ev, std::vector<std::function<void()>>* wakes);
+  void AddHistoryLocked(WatchEventPtr ev);
+
+  const std::shared_ptr<const api::ResourceInfo> info_;
+  const WatchCacheOptions options_;
+
+  mutable std::mutex mu_;
+  std::map<std::string, CachedObjectPtr, std::less<>> objects_;  // guarded by mu_
+  std::deque<WatchEventPtr> history_;                            // guarded by mu_
+  // History is complete for revisions > oldest_revision_.
+  store::Revision oldest_revision_ = 0;                  // guarded by mu_
+  store::Revision revision_ = 0;                         // guarded by mu_
+  std::vector<std::shared_ptr<CacheWatcher>> watchers_;  // guarded by mu_
+};
+
+struct CacherOptions {
+  std::string prefix = "/registry/";
+  WatchCacheOptions cache;
+  std::chrono::milliseconds bookmark_interval{std::chrono::seconds(60)};
+  util::Clock* clock = &util::RealClock();
+};
+
+// Feeds every WatchCache from one store watch. Start() loads everything and starts the
+// dispatcher thread; Stop() (or destruction) stops it.
+class Cacher {
+ public:
+  Cacher(store::KV* kv, CacherOptions options);
+  ~Cacher();
+
+  // Registers a cache for a storage prefix (before Start, or later for CRDs: the new cache is
+  // loaded by the dispatcher thread before this returns).
+  WatchCache* AddResource(std::shared_ptr<const api::ResourceInfo> info);
+  WatchCache* ForPrefix(std::string_view storage_prefix) const;
+
+  util::Status Start();
+  void Stop();
+
+  // Every event with revision <= applied_revision() is in the caches.
+  store::Revision applied_revision() const { return applied_.load(); }
+  // Waits until applied_revision() >= revision; false on timeout.
+  bool WaitForRevision(store::Revision revision, std::chrono::milliseconds timeout);
+  // Waits until the caches hold everything the store has committed so far.
+  bool WaitFresh(std::chrono::milliseconds timeout);
+
+ private:
+  void Run(std::stop_token stop);
+  void RunTicker(std::stop_token stop);
+  // Reloads every cache from a fresh range read. Requires dispatch_mu_.
+  util::Status LoadAllLocked(store::Revision* revision);
+  util::StatusOr<std::unique_ptr<store::WatchStream>> WatchFrom(store::Revision start);
+  WatchCache* CacheForKeyLocked(std::string_view key) const;  // requires caches_mu_ (shared)
+  void SetApplied(store::Revision revision);
+
+  store::KV* const kv_;
+  const CacherOptions options_;
+
+  // Held by the dispatcher while it applies a batch and by AddResource while it loads a prefix,
+  // so that a new cache's load and the dispatcher's events never interleave.
+  std::mutex dispatch_mu_;
+  mutable std::shared_mutex caches_mu_;
+  std::map<std::string, std::unique_ptr<WatchCache>, std::less<>> caches_;  // guarded by caches_mu_
+
+  std::mutex wait_mu_;
+  std::condition_variable cv_;  // signalled (under wait_mu_) when applied_ grows
+  std::atomic<store::Revision> applied_{0};
+
+  std::mutex watch_mu_;
+  std::shared_ptr<store::WatchStream> watch_;  // guarded by watch_mu_
+  std::jthread thread_;
+  std::jthread ticker_;
+};
+
+// Storage key helpers: "/registry/pods/default/web".
+std::string StorageKey(const api::ResourceInfo& info, std::string_view ns, std::string_view name);
+// The key prefix for listing a namespace ("/registry/pods/default/") or everything
+// ("/registry/pods/").
+std::string StoragePrefix(const api::ResourceInfo& info, std::string_view ns);
+// The ObjectKey of a storage key under `info`'s prefix.
+api::ObjectKey KeyFromStorageKey(const api::ResourceInfo& info, std::string_view storage_key);
+
+}  // namespace converge::apiserver
