@@ -24,6 +24,8 @@ struct SubresourceInfo {
   std::string name;                // "status", "scale", "binding", "log", "token", ...
   GroupVersionKind response_kind;  // e.g. autoscaling/v1 Scale for "scale"
   std::vector<std::string> verbs;  // "get", "update", "patch", "create"
+  // The response kind's root type (autoscaling/v1 Scale for "scale"); null when unknown.
+  const TypeSchema* schema = nullptr;
 };
 
 struct ResourceInfo {
@@ -41,6 +43,9 @@ struct ResourceInfo {
   std::vector<std::string> selectable_fields;
   // The kind's root type; null when unknown.
   const TypeSchema* schema = nullptr;
+  // The list kind's type (e.g. io.k8s.api.apps.v1.DeploymentList); null when unknown or when the
+  // resource cannot be listed (reviews).
+  const TypeSchema* list_schema = nullptr;
   // Storage key prefix without a trailing slash, e.g. "/registry/deployments". Objects live at
   // prefix + "/" + namespace + "/" + name (namespaced) or prefix + "/" + name (cluster-scoped).
   // Several resources may share a prefix when they are views of one store (core/v1 events and

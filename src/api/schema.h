@@ -10,6 +10,7 @@
 // consumers hold plain `const TypeSchema*`.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,8 @@ enum class SpecialType {
   kIntOrString,  // intstr.IntOrString: JSON number or string; protobuf {1 type, 2 intVal, 3 strVal}
   kRawExtension,  // runtime.RawExtension: inline JSON; protobuf {1 raw bytes}
   kFieldsV1,      // meta/v1 FieldsV1: inline JSON object; protobuf {1 raw bytes}
+  kStringList,    // a protobuf wrapper {repeated string items = 1} whose JSON form is a plain array
+                // of strings (Go `type ExtraValue []string`; meta/v1 Verbs)
 };
 
 struct ValueType {
@@ -56,10 +59,13 @@ struct FieldSchema {
   bool repeated = false;
   bool is_map = false;  // map<string, value>; `value` is the map's value type
   ValueType value;      // element type for lists, value type for maps, else the field's type
-  // A scalar field whose zero value is meaningful (a Go pointer upstream, e.g. spec.replicas):
-  // protobuf decoding keeps an explicit zero instead of treating it as unset.
+  // A field whose zero value is meaningful (a Go pointer upstream, e.g. spec.replicas, or
+  // volumes[].emptyDir): protobuf decoding keeps an explicit zero, false, "" or {} instead of
+  // treating it as unset. Despite the name it applies to message fields too.
   bool nullable_scalar = false;
   bool required = false;
+  // The field's default as serialized JSON ("\"TCP\"", "0"), or empty when none is declared.
+  std::string default_json;
 
   // Strategic merge patch: "merge", "replace", "retainKeys", "merge,retainKeys" or empty.
   std::string patch_strategy;
@@ -75,14 +81,37 @@ struct FieldSchema {
 };
 
 struct TypeSchema {
+  // A protobuf field that Go embeds with `json:",inline"` (core/v1 Volume's VolumeSource, Probe's
+  // ProbeHandler, ...). On the wire it is one nested message under `number`; in JSON the embedded
+  // type's fields sit directly in this object, so `fields` holds copies of them (with number 0).
+  struct InlineEmbed {
+    int number = 0;
+    const TypeSchema* type = nullptr;
+  };
+
   std::string name;  // fully qualified, e.g. "io.k8s.api.apps.v1.Deployment"; generated for CRDs
   SpecialType special = SpecialType::kNone;
+  // The JSON fields, in declaration order (inline embeds already flattened).
   std::vector<FieldSchema> fields;
+  std::vector<InlineEmbed> inline_embeds;
   bool atomic_struct = false;            // +structType=atomic
   bool preserve_unknown_fields = false;  // accept any field (CRDs)
 
+  // Lookups. O(log n) by name and O(1) by number once BuildIndex() ran; a linear scan before.
   const FieldSchema* Field(std::string_view json_name) const;
+  // The field with this protobuf number, or null (inline embeds are not fields: see
+  // `inline_embeds`).
   const FieldSchema* FieldByNumber(int number) const;
+  const InlineEmbed* InlineEmbedByNumber(int number) const;
+
+  // Builds the indexes behind Field() and FieldByNumber(). Call once `fields` is final (the schema
+  // registry does; whoever builds TypeSchemas by hand, e.g. for CRDs, should too). Not thread-safe;
+  // TypeSchemas are immutable once published.
+  void BuildIndex();
+
+  // Index data, owned by BuildIndex(): field positions sorted by name, and number -> position + 1.
+  std::vector<uint16_t> by_name_;
+  std::vector<uint16_t> by_number_;
 };
 
 // Looks types up by fully qualified name. Implemented by the schema registry.

@@ -1,0 +1,60 @@
+// Costs on the server's start-up and request paths that the schema registry owns.
+//   build/bench/api_schema/api_schema_bench
+#include <benchmark/benchmark.h>
+
+#include <string_view>
+#include <vector>
+
+#include "api/builtin_resources.h"
+#include "api/embedded_data.h"
+#include "api/schema_registry.h"
+
+namespace converge::api {
+namespace {
+
+// Parsing every embedded schema document and the overrides (what BuiltinSchemas() does once).
+void BM_ParseBuiltinSchemas(benchmark::State& state) {
+  std::vector<std::string_view> docs;
+  for (const EmbeddedFile& f : EmbeddedApiFiles()) {
+    if (f.path.starts_with("schema/")) docs.push_back(f.contents);
+  }
+  std::string_view overrides = *FindEmbeddedApiFile("overrides.json");
+  for (auto _ : state) {
+    auto reg = SchemaRegistry::Parse(docs, overrides);
+    benchmark::DoNotOptimize(reg);
+  }
+}
+BENCHMARK(BM_ParseBuiltinSchemas)->Unit(benchmark::kMillisecond);
+
+void BM_ParseBuiltinResources(benchmark::State& state) {
+  std::string_view doc = *FindEmbeddedApiFile("resources.json");
+  const SchemaRegistry& schemas = BuiltinSchemas();
+  for (auto _ : state) {
+    auto res = ParseResources(doc, schemas);
+    benchmark::DoNotOptimize(res);
+  }
+}
+BENCHMARK(BM_ParseBuiltinResources)->Unit(benchmark::kMicrosecond);
+
+void BM_FieldLookupByName(benchmark::State& state) {
+  const TypeSchema* spec = BuiltinSchemas().FindType("io.k8s.api.core.v1.PodSpec");
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(spec->Field("containers"));
+    benchmark::DoNotOptimize(spec->Field("terminationGracePeriodSeconds"));
+  }
+}
+BENCHMARK(BM_FieldLookupByName);
+
+void BM_FieldLookupByNumber(benchmark::State& state) {
+  const TypeSchema* spec = BuiltinSchemas().FindType("io.k8s.api.core.v1.PodSpec");
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(spec->FieldByNumber(2));
+    benchmark::DoNotOptimize(spec->FieldByNumber(34));
+  }
+}
+BENCHMARK(BM_FieldLookupByNumber);
+
+}  // namespace
+}  // namespace converge::api
+
+BENCHMARK_MAIN();
