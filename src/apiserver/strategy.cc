@@ -262,6 +262,11 @@ std::vector<StatusCause> Strategy::ValidateStatusUpdate(const api::Object&,
   return {};
 }
 
+bool Strategy::ReadyToDelete(const api::Object& obj) const {
+  const json::array* f = obj.finalizers();
+  return f == nullptr || f->empty();
+}
+
 int64_t Strategy::GracePeriod(const api::Object&, std::optional<int64_t>) const {
   return 0;
 }

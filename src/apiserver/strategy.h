@@ -62,6 +62,13 @@ class Strategy {
   // (DeleteOptions.gracePeriodSeconds). 0 means delete now. Only pods are graceful upstream.
   virtual int64_t GracePeriod(const api::Object& obj, std::optional<int64_t> requested) const;
 
+  // Whether an object marked for deletion may now be removed from storage: no finalizers left
+  // (namespaces also wait for spec.finalizers to empty).
+  virtual bool ReadyToDelete(const api::Object& obj) const;
+  // Called when a delete marks the object instead of removing it (deletionTimestamp set):
+  // namespaces move to phase Terminating here.
+  virtual void PrepareForDelete(api::Object&) const {}
+
   // The default propagation policy when DeleteOptions has none (Background for most kinds).
   virtual std::string_view DefaultPropagationPolicy() const { return "Background"; }
 

@@ -78,25 +78,45 @@ class [[nodiscard]] Status {
   std::shared_ptr<const Rep> rep_;
 };
 
-inline Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
-inline Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
-inline Status AlreadyExists(std::string m) { return Status(Code::kAlreadyExists, std::move(m)); }
+inline Status InvalidArgument(std::string m) {
+  return Status(Code::kInvalidArgument, std::move(m));
+}
+inline Status NotFound(std::string m) {
+  return Status(Code::kNotFound, std::move(m));
+}
+inline Status AlreadyExists(std::string m) {
+  return Status(Code::kAlreadyExists, std::move(m));
+}
 inline Status FailedPrecondition(std::string m) {
   return Status(Code::kFailedPrecondition, std::move(m));
 }
-inline Status Aborted(std::string m) { return Status(Code::kAborted, std::move(m)); }
-inline Status OutOfRange(std::string m) { return Status(Code::kOutOfRange, std::move(m)); }
-inline Status Internal(std::string m) { return Status(Code::kInternal, std::move(m)); }
-inline Status Unavailable(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
-inline Status DataLoss(std::string m) { return Status(Code::kDataLoss, std::move(m)); }
-inline Status Cancelled(std::string m) { return Status(Code::kCancelled, std::move(m)); }
+inline Status Aborted(std::string m) {
+  return Status(Code::kAborted, std::move(m));
+}
+inline Status OutOfRange(std::string m) {
+  return Status(Code::kOutOfRange, std::move(m));
+}
+inline Status Internal(std::string m) {
+  return Status(Code::kInternal, std::move(m));
+}
+inline Status Unavailable(std::string m) {
+  return Status(Code::kUnavailable, std::move(m));
+}
+inline Status DataLoss(std::string m) {
+  return Status(Code::kDataLoss, std::move(m));
+}
+inline Status Cancelled(std::string m) {
+  return Status(Code::kCancelled, std::move(m));
+}
 inline Status DeadlineExceeded(std::string m) {
   return Status(Code::kDeadlineExceeded, std::move(m));
 }
 inline Status ResourceExhausted(std::string m) {
   return Status(Code::kResourceExhausted, std::move(m));
 }
-inline Status Unimplemented(std::string m) { return Status(Code::kUnimplemented, std::move(m)); }
+inline Status Unimplemented(std::string m) {
+  return Status(Code::kUnimplemented, std::move(m));
+}
 inline Status PermissionDenied(std::string m) {
   return Status(Code::kPermissionDenied, std::move(m));
 }
@@ -109,15 +129,15 @@ inline Status Unauthenticated(std::string m) {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(const Status& status) : v_(status) { CheckNotOk(); }  // NOLINT(runtime/explicit)
+  StatusOr(const Status& status) : v_(status) { CheckNotOk(); }        // NOLINT(runtime/explicit)
   StatusOr(Status&& status) : v_(std::move(status)) { CheckNotOk(); }  // NOLINT
-  StatusOr(const T& value) : v_(value) {}  // NOLINT
-  StatusOr(T&& value) : v_(std::move(value)) {}  // NOLINT
+  StatusOr(const T& value) : v_(value) {}                              // NOLINT
+  StatusOr(T&& value) : v_(std::move(value)) {}                        // NOLINT
   template <typename U>
-    requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
-             !std::is_same_v<std::decay_t<U>, Status> &&
-             !std::is_same_v<std::decay_t<U>, StatusOr>)
-  StatusOr(U&& value) : v_(T(std::forward<U>(value))) {}  // NOLINT
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
+           !std::is_same_v<std::decay_t<U>, Status> && !std::is_same_v<std::decay_t<U>, StatusOr>)
+      StatusOr(U&& value)
+      : v_(T(std::forward<U>(value))) {}  // NOLINT
 
   bool ok() const { return std::holds_alternative<T>(v_); }
   Status status() const { return ok() ? Status() : std::get<Status>(v_); }
@@ -166,10 +186,10 @@ void StatusOr<T>::AbortOnBadAccess(const Status& s) {
 }  // namespace converge::util
 
 // Propagates a non-OK Status to the caller.
-#define CONVERGE_RETURN_IF_ERROR(expr)             \
-  do {                                             \
-    ::converge::util::Status _st = (expr);         \
-    if (!_st.ok()) return _st;                     \
+#define CONVERGE_RETURN_IF_ERROR(expr)     \
+  do {                                     \
+    ::converge::util::Status _st = (expr); \
+    if (!_st.ok()) return _st;             \
   } while (0)
 
 #define CONVERGE_CONCAT_INNER(a, b) a##b

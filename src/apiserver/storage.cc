@@ -1,0 +1,545 @@
+#include "apiserver/storage.h"
+
+#include <charconv>
+
+#include "util/base64.h"
+#include "util/ids.h"
+#include "util/time_format.h"
+
+namespace converge::apiserver {
+
+namespace json = boost::json;
+
+namespace {
+
+// generateName retries on a name collision (upstream retries up to 7 times since 1.32).
+constexpr int kGenerateNameAttempts = 8;
+// Internal retries of a read-modify-write whose store compare failed because someone else wrote
+// in between (only when the client did not pin a resourceVersion).
+constexpr int kUpdateAttempts = 16;
+
+bool ParseRevision(std::string_view s, store::Revision* out) {
+  if (s.empty()) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && *out >= 0;
+}
+
+// Fields of metadata that only the server sets; clients' values are ignored on create and the
+// stored values are kept on update.
+void ResetServerMetadataForCreate(api::Object& obj) {
+  json::object& m = obj.mutable_metadata();
+  for (const char* f : {"resourceVersion", "selfLink", "deletionTimestamp",
+                        "deletionGracePeriodSeconds", "uid", "creationTimestamp", "generation"}) {
+    m.erase(f);
+  }
+}
+
+void KeepServerMetadata(api::Object& obj, const api::Object& old) {
+  json::object& m = obj.mutable_metadata();
+  const json::object* om = old.metadata();
+  for (const char* f : {"uid", "creationTimestamp", "deletionTimestamp",
+                        "deletionGracePeriodSeconds", "generation"}) {
+    m.erase(f);
+    if (om) {
+      if (auto it = om->find(f); it != om->end()) m[f] = it->value();
+    }
+  }
+  m.erase("selfLink");
+}
+
+}  // namespace
+
+std::string EncodeContinue(store::Revision revision, std::string_view start_key_suffix) {
+  json::object o;
+  o["v"] = "meta.k8s.io/v1";
+  o["rv"] = revision;
+  o["start"] = start_key_suffix;
+  return util::Base64Encode(json::serialize(o));
+}
+
+bool DecodeContinue(std::string_view token, store::Revision* revision, std::string* start_suffix) {
+  auto raw = util::Base64Decode(token);
+  if (!raw) return false;
+  boost::system::error_code ec;
+  json::value v = json::parse(*raw, ec);
+  if (ec || !v.is_object()) return false;
+  const json::object& o = v.get_object();
+  auto rv = o.find("rv");
+  auto start = o.find("start");
+  if (rv == o.end() || !rv->value().is_int64() || start == o.end() || !start->value().is_string()) {
+    return false;
+  }
+  *revision = rv->value().get_int64();
+  *start_suffix = start->value().get_string();
+  // The suffix is relative to the listed prefix and must not escape it.
+  return *revision > 0 && start_suffix->find("..") == std::string::npos &&
+         (start_suffix->empty() || (*start_suffix)[0] != '/');
+}
+
+ResourceStorage::ResourceStorage(std::shared_ptr<const api::ResourceInfo> info,
+                                 std::shared_ptr<const Strategy> strategy, store::KV* kv,
+                                 Cacher* cacher, WatchCache* cache, const AdmissionChain* admission,
+                                 StorageOptions options)
+    : info_(std::move(info)),
+      strategy_(std::move(strategy)),
+      kv_(kv),
+      cacher_(cacher),
+      cache_(cache),
+      admission_(admission),
+      options_(options) {}
+
+std::string ResourceStorage::Now() const {
+  return util::FormatRfc3339(options_.clock->WallNow());
+}
+
+ApiOr<std::string> ResourceStorage::Encode(const api::Object& obj) const {
+  json::object doc = obj.doc();
+  if (auto it = doc.find("metadata"); it != doc.end() && it->value().is_object()) {
+    it->value().get_object().erase("resourceVersion");
+  }
+  std::string out = json::serialize(doc);
+  if (out.size() > options_.max_object_bytes) {
+    return RequestEntityTooLarge("object is larger than the maximum of " +
+                                 std::to_string(options_.max_object_bytes) + " bytes");
+  }
+  return out;
+}
+
+std::optional<ApiError> ResourceStorage::RunAdmission(const char* operation, const std::string& ns,
+                                                      const std::string& name, api::Object* obj,
+                                                      const api::Object* old,
+                                                      const WriteContext& ctx) {
+  if (!admission_) return std::nullopt;
+  AdmissionAttributes attrs;
+  attrs.operation = operation;
+  attrs.resource = info_.get();
+  attrs.subresource = ctx.subresource;
+  attrs.ns = ns;
+  attrs.name = name;
+  attrs.object = obj;
+  attrs.old_object = old;
+  attrs.user = ctx.user;
+  attrs.dry_run = ctx.dry_run;
+  return admission_->Run(attrs);
+}
+
+ApiOr<std::optional<ResourceStorage::Current>> ResourceStorage::ReadCurrent(
+    const std::string& key) {
+  store::RangeRequest req;
+  req.key = key;
+  auto resp = kv_->Range(req);
+  if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr());
+  if (resp->kvs.empty()) return std::optional<Current>();
+  const store::KeyValue& kv = *resp->kvs[0];
+  auto obj = api::Object::Parse(kv.value);
+  if (!obj.ok()) return InternalError("stored object " + key + " is corrupt");
+  obj->set_resource_version(std::to_string(kv.mod_revision));
+  return std::optional<Current>(Current{std::move(*obj), kv.mod_revision});
+}
+
+ApiOr<CachedObjectPtr> ResourceStorage::Create(const std::string& ns, api::Object obj,
+                                               const WriteContext& ctx) {
+  if (info_->namespaced) obj.set_namespace(ns);
+  ResetServerMetadataForCreate(obj);
+  obj.set_uid(util::NewUuid());
+  obj.mutable_metadata()["creationTimestamp"] = Now();
+  strategy_->PrepareForCreate(obj);
+  strategy_->Default(obj);
+
+  const bool generated = obj.name().empty() && !obj.generate_name().empty();
+  if (generated) {
+    obj.set_name(std::string(obj.generate_name()) +
+                 util::RandomString(5, util::kNameSuffixAlphabet));
+  }
+  std::vector<StatusCause> causes =
+      ValidateObjectMeta(obj, info_->namespaced, strategy_->name_rule());
+  if (causes.empty()) causes = strategy_->Validate(obj);
+  if (!causes.empty()) return Invalid(info_->Gvk(), obj.name(), std::move(causes));
+
+  if (auto err = RunAdmission("CREATE", ns, std::string(obj.name()), &obj, nullptr, ctx)) {
+    return *err;
+  }
+  if (ctx.dry_run) {
+    return CachedObject::FromObject(*info_, StorageKey(*info_, ns, obj.name()), std::move(obj), 0);
+  }
+
+  for (int attempt = 0;; ++attempt) {
+    std::string key = StorageKey(*info_, ns, obj.name());
+    auto value = Encode(obj);
+    if (!value.ok()) return value.error();
+    store::TxnRequest txn;
+    txn.compare.push_back(
+        {key, "", store::Compare::Target::kCreateRevision, store::Compare::Result::kEqual, 0, ""});
+    txn.success.push_back(store::PutRequest{key, std::move(*value), false, 0});
+    auto resp = kv_->Txn(txn);
+    if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), obj.name());
+    if (resp->succeeded) {
+      return CachedObject::FromObject(*info_, std::move(key), std::move(obj),
+                                      resp->header_revision);
+    }
+    if (!generated || attempt + 1 >= kGenerateNameAttempts) {
+      return AlreadyExists(info_->gvr.Gr(), obj.name());
+    }
+    obj.set_name(std::string(obj.generate_name()) +
+                 util::RandomString(5, util::kNameSuffixAlphabet));
+  }
+}
+
+std::optional<ApiError> ResourceStorage::WaitForCache(store::Revision revision) {
+  if (cacher_->WaitForRevision(revision, options_.too_large_rv_wait)) return std::nullopt;
+  ApiError e = Timeout("Too large resource version: " + std::to_string(revision) +
+                           ", current: " + std::to_string(cacher_->applied_revision()),
+                       1);
+  e.causes.push_back({"ResourceVersionTooLarge", "Too large resource version", ""});
+  return e;
+}
+
+ApiOr<CachedObjectPtr> ResourceStorage::Get(const std::string& ns, const std::string& name,
+                                            const std::string& resource_version) {
+  std::string key = StorageKey(*info_, ns, name);
+  if (resource_version.empty()) {
+    store::RangeRequest req;
+    req.key = key;
+    auto resp = kv_->Range(req);
+    if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
+    if (resp->kvs.empty()) return NotFound(info_->gvr.Gr(), name);
+    auto obj = CachedObject::FromKeyValue(*info_, *resp->kvs[0]);
+    if (!obj.ok()) return InternalError(obj.status().message());
+    return *obj;
+  }
+  store::Revision rv = 0;
+  if (!ParseRevision(resource_version, &rv)) {
+    return BadRequest("invalid resource version \"" + resource_version + "\"");
+  }
+  if (rv > 0) {
+    if (auto err = WaitForCache(rv)) return *err;
+  }
+  CachedObjectPtr obj = cache_->Get(key);
+  if (!obj) return NotFound(info_->gvr.Gr(), name);
+  return obj;
+}
+
+ApiOr<ListResult> ResourceStorage::ListFromCache(const ListOptions& options,
+                                                 const std::string& start_key) {
+  bool more = false;
+  size_t limit = options.limit > 0 ? static_cast<size_t>(options.limit) : 0;
+  WatchCache::ListResult r = cache_->List(options.filter, start_key, limit, &more);
+  ListResult out;
+  out.revision = r.revision;
+  out.items = std::move(r.items);
+  if (more && !out.items.empty()) {
+    std::string prefix = StoragePrefix(*info_, "");
+    std::string next = out.items.back()->storage_key.substr(prefix.size());
+    next.push_back('\0');
+    out.continue_token = EncodeContinue(out.revision, next);
+  }
+  return out;
+}
+
+ApiOr<ListResult> ResourceStorage::ListFromStore(const ListOptions& options,
+                                                 store::Revision revision,
+                                                 const std::string& start_key) {
+  std::string prefix = StoragePrefix(*info_, options.filter.ns);
+  ListResult out;
+  out.revision = revision;
+  std::string from = std::max(prefix, start_key);
+  const std::string end = store::PrefixEnd(prefix);
+  const size_t limit = options.limit > 0 ? static_cast<size_t>(options.limit) : 0;
+  while (true) {
+    store::RangeRequest req;
+    req.key = from;
+    req.range_end = end;
+    req.revision = revision;
+    req.limit = limit > 0 ? std::max<int64_t>(options.limit * 2, 64) : 0;
+    auto resp = kv_->Range(req);
+    if (!resp.ok()) {
+      if (store::IsCompacted(resp.status())) {
+        return Expired("too old resource version: " + std::to_string(revision) + " (" +
+                       std::to_string(kv_->CompactRevision()) + ")");
+      }
+      if (store::IsFutureRevision(resp.status())) {
+        if (auto err = WaitForCache(revision)) return *err;
+        continue;
+      }
+      return FromStatus(resp.status(), info_->gvr.Gr());
+    }
+    for (const auto& kv : resp->kvs) {
+      auto obj = CachedObject::FromKeyValue(*info_, *kv);
+      if (!obj.ok()) return InternalError(obj.status().message());
+      if (!options.filter.Matches(*info_, **obj)) continue;
+      if (limit > 0 && out.items.size() == limit) {
+        std::string base = StoragePrefix(*info_, "");
+        std::string next = out.items.back()->storage_key.substr(base.size());
+        next.push_back('\0');
+        out.continue_token = EncodeContinue(revision, next);
+        return out;
+      }
+      out.items.push_back(std::move(*obj));
+    }
+    if (!resp->more) return out;
+    from = resp->kvs.back()->key;
+    from.push_back('\0');
+  }
+}
+
+ApiOr<ListResult> ResourceStorage::List(const ListOptions& options) {
+  const std::string& rv_text = options.resource_version;
+  const std::string& match = options.resource_version_match;
+  store::Revision rv = 0;
+  if (!rv_text.empty() && !ParseRevision(rv_text, &rv)) {
+    return BadRequest("invalid resource version \"" + rv_text + "\"");
+  }
+  if (!match.empty() && match != "NotOlderThan" && match != "Exact") {
+    return BadRequest("resourceVersionMatch: Unsupported value: \"" + match +
+                      "\": supported values: \"Exact\", \"NotOlderThan\"");
+  }
+  if (!match.empty() && rv_text.empty()) {
+    return BadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided");
+  }
+  if (match == "Exact" && rv == 0) {
+    return BadRequest("resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"");
+  }
+  if (!options.continue_token.empty()) {
+    if (!rv_text.empty() && rv != 0) {
+      return BadRequest("specifying resource version is not allowed when using continue");
+    }
+    store::Revision snapshot = 0;
+    std::string suffix;
+    if (!DecodeContinue(options.continue_token, &snapshot, &suffix)) {
+      return BadRequest("continue key is not valid: invalid continue token");
+    }
+    std::string start = StoragePrefix(*info_, "") + suffix;
+    auto result = ListFromStore(options, snapshot, start);
+    if (!result.ok() && result.error().code == 410) {
+      ApiError e = Expired(
+          "The provided continue parameter is too old to display a consistent list result. You "
+          "can start a new list without the continue parameter, or use the continue token in "
+          "this response to retrieve the remainder of the results. Continuing with the provided "
+          "token results in an inconsistent list - objects that were created, modified, or "
+          "deleted between the time the first chunk was returned and now may show up in the "
+          "list.");
+      return e;
+    }
+    return result;
+  }
+  // Exact snapshot: either asked for, or implied by a limit with a specific version.
+  if (match == "Exact" || (rv > 0 && options.limit > 0 && match.empty())) {
+    return ListFromStore(options, rv, "");
+  }
+  if (rv_text == "0") {
+    ListOptions all = options;
+    all.limit = 0;  // resourceVersion=0 is served whole from the cache (limit may be ignored)
+    return ListFromCache(all, "");
+  }
+  if (rv > 0) {
+    if (auto err = WaitForCache(rv)) return *err;
+  } else if (!cacher_->WaitFresh(options_.too_large_rv_wait)) {
+    return Timeout("timed out waiting for the watch cache to catch up", 1);
+  }
+  return ListFromCache(options, "");
+}
+
+ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& ns,
+                                                             const std::string& name,
+                                                             const UpdateFn& fn,
+                                                             const WriteContext& ctx,
+                                                             bool allow_create) {
+  const std::string key = StorageKey(*info_, ns, name);
+  const bool status_update = ctx.subresource == "status";
+  for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
+    auto current = ReadCurrent(key);
+    if (!current.ok()) return current.error();
+    if (!*current) {
+      if (!allow_create || !strategy_->AllowCreateOnUpdate()) {
+        return NotFound(info_->gvr.Gr(), name);
+      }
+      auto desired = fn(nullptr);
+      if (!desired.ok()) return desired.error();
+      if (!desired->resource_version().empty()) {
+        // Upstream: an update that names a version of something that does not exist.
+        return NotFound(info_->gvr.Gr(), name);
+      }
+      auto created = Create(ns, std::move(*desired), ctx);
+      if (!created.ok()) {
+        if (created.error().reason == "AlreadyExists") continue;  // raced with a create
+        return created.error();
+      }
+      return UpdateResult{std::move(*created), true};
+    }
+    const api::Object& old = (*current)->object;
+    auto desired_or = fn(&old);
+    if (!desired_or.ok()) return desired_or.error();
+    api::Object obj = std::move(*desired_or);
+
+    // Optimistic concurrency: a resourceVersion in the request must match the stored one.
+    const bool pinned = !obj.resource_version().empty();
+    if (pinned && obj.resource_version() != old.resource_version()) {
+      return ConflictModified(info_->gvr.Gr(), name);
+    }
+    if (!pinned && !strategy_->AllowUnconditionalUpdate()) {
+      return Invalid(info_->Gvk(), name,
+                     {FieldInvalid("metadata.resourceVersion", json::value(""),
+                                   "must be specified for an update")});
+    }
+    if (info_->namespaced) obj.set_namespace(ns);
+    obj.SetGvk(old.Gvk());
+    if (status_update) {
+      strategy_->PrepareForStatusUpdate(obj, old);
+    } else {
+      KeepServerMetadata(obj, old);
+      strategy_->PrepareForUpdate(obj, old);
+    }
+    strategy_->Default(obj);
+    std::vector<StatusCause> causes =
+        ValidateObjectMeta(obj, info_->namespaced, strategy_->name_rule());
+    for (auto& c : ValidateObjectMetaUpdate(obj, old)) causes.push_back(std::move(c));
+    if (causes.empty()) {
+      causes = status_update ? strategy_->ValidateStatusUpdate(obj, old)
+                             : strategy_->ValidateUpdate(obj, old);
+    }
+    if (!causes.empty()) return Invalid(info_->Gvk(), name, std::move(causes));
+    if (auto err = RunAdmission("UPDATE", ns, name, &obj, &old, ctx)) return *err;
+
+    // Nothing changed: no write, no new resourceVersion, no watch event.
+    obj.set_resource_version(old.resource_version());
+    if (obj.doc() == old.doc()) {
+      return UpdateResult{
+          CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision), false};
+    }
+    if (ctx.dry_run) {
+      return UpdateResult{
+          CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision), false};
+    }
+    store::TxnRequest txn;
+    txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
+                           store::Compare::Result::kEqual, (*current)->mod_revision, ""});
+    // The last finalizer of an object being deleted (with no grace period left) removes it.
+    const bool remove = obj.being_deleted() && strategy_->ReadyToDelete(obj) &&
+                        api::FindInt(obj.doc(), {"metadata", "deletionGracePeriodSeconds"}) == 0;
+    if (remove) {
+      txn.success.push_back(store::DeleteRangeRequest{key, "", false});
+    } else {
+      auto value = Encode(obj);
+      if (!value.ok()) return value.error();
+      txn.success.push_back(store::PutRequest{key, std::move(*value), false, 0});
+    }
+    auto resp = kv_->Txn(txn);
+    if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
+    if (!resp->succeeded) {
+      if (pinned) return ConflictModified(info_->gvr.Gr(), name);
+      continue;  // someone wrote in between; re-read and re-apply
+    }
+    return UpdateResult{
+        CachedObject::FromObject(*info_, key, std::move(obj), resp->header_revision), false};
+  }
+  return ConflictModified(info_->gvr.Gr(), name);
+}
+
+ApiOr<DeleteResult> ResourceStorage::Delete(const std::string& ns, const std::string& name,
+                                            const DeleteOptions& options, const WriteContext& ctx) {
+  const std::string key = StorageKey(*info_, ns, name);
+  const std::string& policy = options.propagation_policy;
+  if (!policy.empty() && policy != "Orphan" && policy != "Background" && policy != "Foreground") {
+    return Invalid({"meta.k8s.io", "v1", "DeleteOptions"}, "",
+                   {FieldNotSupported("propagationPolicy", json::value(policy),
+                                      {"Foreground", "Background", "Orphan", "nil"})});
+  }
+  if (options.grace_period_seconds && *options.grace_period_seconds < 0) {
+    return Invalid({"meta.k8s.io", "v1", "DeleteOptions"}, "",
+                   {FieldInvalid("gracePeriodSeconds", json::value(*options.grace_period_seconds),
+                                 "must be greater than or equal to 0")});
+  }
+  for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
+    auto current = ReadCurrent(key);
+    if (!current.ok()) return current.error();
+    if (!*current) return NotFound(info_->gvr.Gr(), name);
+    const api::Object& old = (*current)->object;
+    if (!options.precondition_uid.empty() && options.precondition_uid != old.uid()) {
+      return Conflict(info_->gvr.Gr(), name,
+                      "Precondition failed: UID in precondition: " + options.precondition_uid +
+                          ", UID in object meta: " + std::string(old.uid()));
+    }
+    if (!options.precondition_resource_version.empty() &&
+        options.precondition_resource_version != old.resource_version()) {
+      return Conflict(info_->gvr.Gr(), name,
+                      "Precondition failed: ResourceVersion in precondition: " +
+                          options.precondition_resource_version +
+                          ", ResourceVersion in meta: " + std::string(old.resource_version()));
+    }
+    if (auto err = RunAdmission("DELETE", ns, name, nullptr, &old, ctx)) return *err;
+
+    // Decide: remove now, or mark (deletionTimestamp) and let finalizers / the kubelet finish.
+    api::Object obj = old;
+    std::string_view effective =
+        policy.empty() ? strategy_->DefaultPropagationPolicy() : std::string_view(policy);
+    bool changed = false;
+    if (!old.being_deleted() || !policy.empty()) {
+      if (effective == "Orphan") {
+        changed |= obj.RemoveFinalizer("foregroundDeletion");
+        changed |= obj.AddFinalizer("orphan");
+      } else if (effective == "Foreground") {
+        changed |= obj.RemoveFinalizer("orphan");
+        changed |= obj.AddFinalizer("foregroundDeletion");
+      } else if (!policy.empty()) {
+        changed |= obj.RemoveFinalizer("orphan");
+        changed |= obj.RemoveFinalizer("foregroundDeletion");
+      }
+    }
+    int64_t grace = strategy_->GracePeriod(old, options.grace_period_seconds);
+    const bool pending = grace > 0 || !strategy_->ReadyToDelete(obj);
+    if (pending) {
+      json::object& m = obj.mutable_metadata();
+      auto now = options_.clock->WallNow();
+      if (!old.being_deleted()) {
+        m["deletionTimestamp"] = util::FormatRfc3339(now + std::chrono::seconds(grace));
+        m["deletionGracePeriodSeconds"] = grace;
+        strategy_->PrepareForDelete(obj);
+        changed = true;
+      } else {
+        // Already terminating: a shorter grace period moves the deadline closer.
+        int64_t old_grace = api::FindInt(old.doc(), {"metadata", "deletionGracePeriodSeconds"});
+        if (grace < old_grace) {
+          m["deletionTimestamp"] = util::FormatRfc3339(now + std::chrono::seconds(grace));
+          m["deletionGracePeriodSeconds"] = grace;
+          changed = true;
+        }
+      }
+      if (grace == 0 && strategy_->ReadyToDelete(obj)) {
+        // Nothing left to wait for after all (e.g. grace shortened to 0).
+      } else {
+        if (!changed || options.dry_run) {
+          return DeleteResult{
+              CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision),
+              false};
+        }
+        auto value = Encode(obj);
+        if (!value.ok()) return value.error();
+        store::TxnRequest txn;
+        txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
+                               store::Compare::Result::kEqual, (*current)->mod_revision, ""});
+        txn.success.push_back(store::PutRequest{key, std::move(*value), false, 0});
+        auto resp = kv_->Txn(txn);
+        if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
+        if (!resp->succeeded) continue;
+        return DeleteResult{
+            CachedObject::FromObject(*info_, key, std::move(obj), resp->header_revision), false};
+      }
+    }
+    if (options.dry_run) {
+      return DeleteResult{
+          CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision), true};
+    }
+    store::TxnRequest txn;
+    txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
+                           store::Compare::Result::kEqual, (*current)->mod_revision, ""});
+    txn.success.push_back(store::DeleteRangeRequest{key, "", false});
+    auto resp = kv_->Txn(txn);
+    if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
+    if (!resp->succeeded) continue;
+    return DeleteResult{
+        CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision), true};
+  }
+  return ConflictModified(info_->gvr.Gr(), name);
+}
+
+}  // namespace converge::apiserver
