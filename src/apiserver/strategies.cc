@@ -1,10 +1,21 @@
 // MakeStrategy: picks the per-kind strategy for built-in resources.
-#include "apiserver/strategy.h"
+#include "apiserver/strategy_kinds.h"
 
 namespace converge::apiserver {
 
 std::shared_ptr<const Strategy> MakeStrategy(std::shared_ptr<const api::ResourceInfo> info) {
-  // TODO(#3): per-kind strategies (defaults and validation) for every built-in kind.
+  if (!info->custom) {
+    using Factory = std::shared_ptr<const Strategy> (*)(ResourceInfoPtr);
+    static constexpr Factory kFactories[] = {
+        MakeCoreStrategy,          MakeAppsStrategy,
+        MakeBatchStrategy,         MakeCoordinationStrategy,
+        MakeEventsStrategy,        MakeRbacStrategy,
+        MakeApiextensionsStrategy, MakeAdmissionregistrationStrategy,
+    };
+    for (Factory f : kFactories) {
+      if (std::shared_ptr<const Strategy> s = f(info)) return s;
+    }
+  }
   return std::make_shared<Strategy>(std::move(info));
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/labels.h"
+#include "apiserver/strategy_util.h"
 
 namespace converge::apiserver {
 
@@ -90,13 +91,9 @@ std::vector<StatusCause> ValidateObjectMeta(const api::Object& obj, bool namespa
     switch (rule) {
       case Strategy::NameRule::kDnsSubdomain: errs = IsDnsSubdomain(name); break;
       case Strategy::NameRule::kDnsLabel: errs = IsDnsLabel(name); break;
-      case Strategy::NameRule::kPathSegment:
-        if (name == "." || name == "..") {
-          errs.push_back("may not be '" + std::string(name) + "'");
-        } else if (name.find_first_of("/%") != std::string_view::npos) {
-          errs.push_back("may not contain '/' or '%'");
-        }
-        break;
+      case Strategy::NameRule::kPathSegment: errs = sv::IsValidPathSegmentName(name); break;
+      case Strategy::NameRule::kDns1035Label: errs = sv::IsDns1035Label(name); break;
+      case Strategy::NameRule::kNone: break;
     }
     for (auto& e : errs) causes.push_back(FieldInvalidString("metadata.name", name, e));
   }

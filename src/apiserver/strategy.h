@@ -73,7 +73,8 @@ class Strategy {
   virtual std::string_view DefaultPropagationPolicy() const { return "Background"; }
 
   // How metadata.name is validated.
-  enum class NameRule { kDnsSubdomain, kDnsLabel, kPathSegment };
+  // kDns1035Label: services (must start with a letter); kNone: not checked (core/v1 events).
+  enum class NameRule { kDnsSubdomain, kDnsLabel, kPathSegment, kDns1035Label, kNone };
   virtual NameRule name_rule() const { return NameRule::kDnsSubdomain; }
 
  protected:

@@ -1,0 +1,24 @@
+// Per-API-group strategy factories used by MakeStrategy (strategies.cc). Each returns the
+// strategy for a resource of its group, or null when the resource is not one it knows (the
+// caller then uses the generic Strategy).
+#pragma once
+
+#include <memory>
+
+#include "apiserver/strategy.h"
+
+namespace converge::apiserver {
+
+using ResourceInfoPtr = std::shared_ptr<const api::ResourceInfo>;
+
+std::shared_ptr<const Strategy> MakeCoreStrategy(ResourceInfoPtr info);           // ""
+std::shared_ptr<const Strategy> MakeAppsStrategy(ResourceInfoPtr info);           // apps
+std::shared_ptr<const Strategy> MakeBatchStrategy(ResourceInfoPtr info);          // batch
+std::shared_ptr<const Strategy> MakeCoordinationStrategy(ResourceInfoPtr info);   // leases
+std::shared_ptr<const Strategy> MakeEventsStrategy(ResourceInfoPtr info);         // events.k8s.io
+std::shared_ptr<const Strategy> MakeRbacStrategy(ResourceInfoPtr info);           // rbac
+std::shared_ptr<const Strategy> MakeApiextensionsStrategy(ResourceInfoPtr info);  // CRDs
+std::shared_ptr<const Strategy> MakeAdmissionregistrationStrategy(
+    ResourceInfoPtr info);  // webhooks
+
+}  // namespace converge::apiserver
