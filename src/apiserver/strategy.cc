@@ -223,6 +223,8 @@ void Strategy::PrepareForUpdate(api::Object& obj, const api::Object& old) const 
     }
   }
   if (TracksGeneration()) {
+    // Default first (idempotent): a client that omits defaulted fields has not changed the spec.
+    Default(obj);
     int64_t gen = old.generation();
     if (!SpecEqual(obj, old)) ++gen;
     obj.set_generation(gen);

@@ -13,6 +13,7 @@
 #include "apiserver/strategy_kinds.h"
 #include "apiserver/strategy_podspec.h"
 #include "apiserver/strategy_util.h"
+#include "util/base64.h"
 
 namespace converge::apiserver {
 
@@ -27,6 +28,12 @@ using sv::Index;
 using sv::Key;
 
 namespace {
+
+std::optional<size_t> Base64DecodedSize(std::string_view in) {
+  std::optional<std::string> d = util::Base64Decode(in);
+  if (!d) return std::nullopt;
+  return d->size();
+}
 
 const json::value* Get(const json::object& o, std::string_view key) {
   auto it = o.find(key);
@@ -1071,7 +1078,7 @@ class SecretStrategy : public Strategy {
     if (api::Object::GetString(doc, "type").empty()) doc["type"] = "Opaque";
     if (const json::object* sd = AsObject(Get(doc, "stringData"))) {
       json::object& data = api::EnsureObject(doc, "data");
-      for (const auto& [k, v] : *sd) data[k] = Base64Encode(AsString(&v));
+      for (const auto& [k, v] : *sd) data[k] = util::Base64Encode(AsString(&v));
     }
     doc.erase("stringData");
   }
@@ -1395,50 +1402,6 @@ void AssignClusterIp(api::Object& svc, std::string_view ip) {
   json::object& spec = api::EnsureObject(svc.mutable_doc(), "spec");
   spec["clusterIP"] = ip;
   spec["clusterIPs"] = json::array{json::string(ip)};
-}
-
-std::string Base64Encode(std::string_view in) {
-  static const char* kAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t n = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8) |
-                 static_cast<uint8_t>(in[i + 2]);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += kAlphabet[n & 63];
-  }
-  if (i + 1 == in.size()) {
-    uint32_t n = static_cast<uint8_t>(in[i]) << 16;
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    uint32_t n = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8);
-    out += kAlphabet[(n >> 18) & 63];
-    out += kAlphabet[(n >> 12) & 63];
-    out += kAlphabet[(n >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
-
-std::optional<size_t> Base64DecodedSize(std::string_view in) {
-  if (in.size() % 4 != 0) return std::nullopt;
-  size_t pad = 0;
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '/';
-    if (c == '=') {
-      if (i + 2 < in.size()) return std::nullopt;
-      ++pad;
-      continue;
-    }
-    if (!ok || pad > 0) return std::nullopt;
-  }
-  return in.size() / 4 * 3 - pad;
 }
 
 std::shared_ptr<const Strategy> MakeCoreStrategy(ResourceInfoPtr info) {

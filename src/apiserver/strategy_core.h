@@ -39,9 +39,4 @@ bool ServiceNeedsClusterIp(const api::Object& svc);
 // Sets spec.clusterIP and spec.clusterIPs to `ip` (what the allocator does before validation).
 void AssignClusterIp(api::Object& svc, std::string_view ip);
 
-// Base64 (standard alphabet, padded) as Secret.data uses.
-std::string Base64Encode(std::string_view in);
-// Decoded size of a base64 string, or nullopt when it is not valid base64.
-std::optional<size_t> Base64DecodedSize(std::string_view in);
-
 }  // namespace converge::apiserver
