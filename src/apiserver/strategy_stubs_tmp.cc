@@ -4,7 +4,6 @@
 namespace converge::apiserver {
 
 // clang-format off
-std::shared_ptr<const Strategy> MakeBatchStrategy(ResourceInfoPtr) { return nullptr; }
 std::shared_ptr<const Strategy> MakeCoordinationStrategy(ResourceInfoPtr) { return nullptr; }
 std::shared_ptr<const Strategy> MakeEventsStrategy(ResourceInfoPtr) { return nullptr; }
 std::shared_ptr<const Strategy> MakeRbacStrategy(ResourceInfoPtr) { return nullptr; }
