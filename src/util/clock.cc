@@ -1,5 +1,6 @@
 #include "util/clock.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace converge::util {
@@ -47,23 +48,60 @@ Clock::WallTime FakeClock::WallNow() const {
 
 void FakeClock::WaitUntil(std::condition_variable_any& cv, std::unique_lock<std::mutex>& lock,
                           TimePoint deadline) {
-  if (Now() >= deadline) return;
-  ++waiters_;
-  // Poll: a Step cannot notify a cv it does not know the mutex of, so re-check the fake time every
-  // millisecond. A notification (cv_status::no_timeout, or a spurious wakeup) ends the wait, as it
-  // would with a real clock.
-  while (Now() < deadline) {
-    if (cv.wait_for(lock, std::chrono::milliseconds(1)) == std::cv_status::no_timeout) break;
+  Waiter self{&cv, lock.mutex(), deadline};
+  {
+    std::lock_guard clock_lock(mu_);
+    // Step changes the time under mu_, so either we see its new time here or it sees us below.
+    if (Now() >= deadline) return;
+    waiters_.push_back(&self);
   }
-  --waiters_;
+  // `lock` has been held since before registering, and cv.wait releases it atomically: Step,
+  // which must take that mutex to notify, therefore cannot notify before we are waiting.
+  cv.wait(lock);
+  std::lock_guard clock_lock(mu_);
+  std::erase(waiters_, &self);
+}
+
+void FakeClock::Step(Duration d) {
+  {
+    std::lock_guard clock_lock(mu_);
+    offset_ns_ += d.count();
+  }
+  // Wake each waiter whose deadline has come. Lock order is waiter mutex, then mu_ (WaitUntil
+  // registers with its mutex held), so here, holding mu_, the waiter mutex is only try_locked;
+  // on failure (the waiter has not reached cv.wait yet, or someone else holds its mutex) drop mu_
+  // and retry. Holding mu_ also keeps every listed Waiter alive.
+  for (;;) {
+    bool pending = false;
+    {
+      std::lock_guard clock_lock(mu_);
+      const TimePoint now = Now();
+      for (auto it = waiters_.begin(); it != waiters_.end();) {
+        Waiter* w = *it;
+        if (w->deadline > now) {
+          ++it;
+        } else if (w->mu->try_lock()) {
+          w->cv->notify_all();
+          w->mu->unlock();
+          it = waiters_.erase(it);
+        } else {
+          pending = true;
+          ++it;
+        }
+      }
+    }
+    if (!pending) return;
+    std::this_thread::yield();
+  }
+}
+
+int FakeClock::Waiters() const {
+  std::lock_guard clock_lock(mu_);
+  return static_cast<int>(waiters_.size());
 }
 
 void FakeClock::BlockUntilWaiters(int n) const {
   while (Waiters() < n) std::this_thread::sleep_for(std::chrono::microseconds(100));
-}
-
-void FakeClock::Step(Duration d) {
-  offset_ns_ += d.count();
 }
 
 }  // namespace converge::util

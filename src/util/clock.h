@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <vector>
 
 namespace converge::util {
 
@@ -40,10 +41,14 @@ Clock& RealClock();
 
 // A clock that moves only when told to.
 //
-// WaitUntil returns once Step has moved the fake time to the deadline (noticed by polling in short
-// real-time slices) or when `cv` is notified; until then the caller counts as a waiter. So a
-// component whose loop waits on the clock shows up in Waiters() for as long as it is parked, and
-// tests can wait for that (BlockUntilWaiters) before stepping.
+// A thread in WaitUntil stays blocked until Step moves the fake time to its deadline or its `cv`
+// is notified; it never wakes on its own. Step notifies every waiter whose deadline it reaches
+// before returning, so after Step(d) returns, Waiters() counts exactly the threads still waiting
+// for a later time. Tests use Waiters()/BlockUntilWaiters to know that a component's loop is
+// parked before they step.
+//
+// Step acquires each expired waiter's mutex (the one its `lock` holds) to deliver the wake-up, so
+// that it cannot be lost; do not call Step while holding such a mutex.
 class FakeClock final : public Clock {
  public:
   FakeClock();
@@ -52,19 +57,28 @@ class FakeClock final : public Clock {
   void WaitUntil(std::condition_variable_any& cv, std::unique_lock<std::mutex>& lock,
                  TimePoint deadline) override;
 
-  // Advances both monotonic and wall time by d (d >= 0).
+  // Advances both monotonic and wall time by d (d >= 0) and wakes the waiters it reaches.
   void Step(Duration d);
-  // Number of threads currently blocked in WaitUntil with a deadline in the future.
-  int Waiters() const { return waiters_.load(); }
+  // Number of threads currently blocked in WaitUntil.
+  int Waiters() const;
   bool HasWaiters() const { return Waiters() > 0; }
   // Blocks (in real time) until at least n threads are blocked in WaitUntil.
   void BlockUntilWaiters(int n) const;
 
  private:
-  std::atomic<int64_t> offset_ns_{0};
-  std::atomic<int> waiters_{0};
+  struct Waiter {
+    std::condition_variable_any* cv;
+    std::mutex* mu;
+    TimePoint deadline;
+  };
+
+  std::atomic<int64_t> offset_ns_{0};  // written under mu_, read without it
   const TimePoint start_;
   const WallTime wall_start_;
+  mutable std::mutex mu_;
+  // guarded by mu_. Entries live on their waiting threads' stacks; a waiter removes its entry
+  // (under mu_) before WaitUntil returns, and Step removes the ones it has woken.
+  std::vector<Waiter*> waiters_;
 };
 
 }  // namespace converge::util

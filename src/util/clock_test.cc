@@ -56,6 +56,43 @@ TEST(FakeClockTest, NotificationEndsAWaitBeforeTheDeadline) {
   EXPECT_EQ(clock.Waiters(), 0);
 }
 
+TEST(FakeClockTest, StepWakesOnlyTheWaitersItReaches) {
+  FakeClock clock;
+  std::atomic<bool> short_woke{false};
+  std::atomic<bool> long_woke{false};
+  std::thread short_sleeper([&] {
+    clock.SleepFor(5s);
+    short_woke = true;
+  });
+  std::thread long_sleeper([&] {
+    clock.SleepFor(10s);
+    long_woke = true;
+  });
+  clock.BlockUntilWaiters(2);
+  clock.Step(5s);
+  short_sleeper.join();  // would hang if Step did not wake it
+  EXPECT_TRUE(short_woke);
+  EXPECT_FALSE(long_woke) << "its deadline is still 5 s away";
+  clock.Step(5s);
+  long_sleeper.join();
+  EXPECT_TRUE(long_woke);
+  EXPECT_EQ(clock.Waiters(), 0);
+}
+
+// Many short sleeps against many small steps: a wake-up lost between a waiter's registration and
+// its cv.wait would hang this test.
+TEST(FakeClockTest, NoWakeUpIsLost) {
+  FakeClock clock;
+  std::atomic<bool> done{false};
+  std::thread sleeper([&] {
+    for (int i = 0; i < 2000; ++i) clock.SleepFor(1ms);
+    done = true;
+  });
+  while (!done) clock.Step(1ms);
+  sleeper.join();
+  EXPECT_GE(clock.Now() - FakeClock().Now(), 2000ms);
+}
+
 TEST(FakeClockTest, WaitUntilAPassedDeadlineReturnsAtOnce) {
   FakeClock clock;
   std::mutex mu;
