@@ -2,7 +2,8 @@
 //
 // kubectl 1.32 has no client-side printers for built-in kinds: the columns it shows (READY,
 // STATUS, RESTARTS, AGE, -o wide's IP/NODE...) come from here. Each kind has a TablePrinter
-// (upstream's pkg/printers/internalversion column sets); kinds without one get Name and Age.
+// (upstream's pkg/printers/internalversion column sets, in printers*.cc); built-in kinds without
+// one get upstream's default Name / Created At, custom resources Name and Age.
 //
 // Thread-safety: printers are immutable and shared.
 #pragma once
@@ -36,7 +37,8 @@ struct TablePrinter {
       cells;
 };
 
-// The printer for a built-in resource, or the generic Name/Age printer.
+// The printer for a resource: its kind's own, upstream's default (Name, Created At) for built-in
+// kinds upstream has no printer for (roles, CRDs...), or Name/Age for custom resources.
 const TablePrinter& PrinterFor(const api::ResourceInfo& info);
 
 // includeObject: what each row's `object` holds.
