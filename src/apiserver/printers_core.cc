@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "apiserver/printers.h"
+#include "apiserver/strategy_util.h"
 
 namespace converge::apiserver::printers {
 
@@ -310,14 +311,22 @@ std::string AccessModes(const json::object& status) {
   return Join(out, ",");
 }
 
+// Quantity.String() of o[key]: canonical ("1024Mi" → "1Gi"), "0" when absent, as stored when
+// unparsable.
+std::string CanonicalQuantity(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  if (it == o.end()) return "0";
+  if (auto q = sv::Quantity::FromJson(it->value())) return q->String();
+  return std::string(Str(o, key));
+}
+
 json::array PvcCells(const api::Object& pvc, TimePoint now) {
   const json::object& spec = Sub(pvc.doc(), "spec");
   const json::object& status = Sub(pvc.doc(), "status");
   std::string phase = pvc.being_deleted() ? "Terminating" : std::string(Str(status, "phase"));
   std::string capacity, modes;
   if (!Str(spec, "volumeName").empty()) {
-    // Quantities print as stored (upstream re-canonicalises them, e.g. "1024Mi" → "1Gi").
-    capacity = Str(Sub(status, "capacity"), "storage");
+    capacity = CanonicalQuantity(Sub(status, "capacity"), "storage");
     modes = AccessModes(status);
   }
   // The beta annotation still wins over spec.storageClassName.
