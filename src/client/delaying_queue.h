@@ -112,7 +112,7 @@ class DelayingQueue : public WorkQueue<T> {
   }
 
   // Number of items waiting for their ready time.
-  int NumWaiting() const {
+  [[nodiscard]] int NumWaiting() const {
     std::lock_guard lock(mu_);
     return static_cast<int>(waiting_.size());
   }

@@ -36,7 +36,7 @@ class RateLimiter {
 
   virtual ~RateLimiter() = default;
   // How long the item should wait before its next attempt. Records the attempt.
-  virtual Duration When(const T& item) = 0;
+  [[nodiscard]] virtual Duration When(const T& item) = 0;
   // Ends the item's failure streak: its next When starts from the beginning again. Call it when
   // the item was processed successfully (or dropped).
   virtual void Forget(const T& item) = 0;

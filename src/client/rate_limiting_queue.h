@@ -42,7 +42,7 @@ class RateLimitingQueue : public DelayingQueue<T> {
   void Forget(const T& item) { rate_limiter_->Forget(item); }
 
   // How many times the item has been rate-limited since its last Forget.
-  int NumRequeues(const T& item) { return rate_limiter_->NumRequeues(item); }
+  [[nodiscard]] int NumRequeues(const T& item) { return rate_limiter_->NumRequeues(item); }
 
  private:
   const std::unique_ptr<RateLimiter<T>> rate_limiter_;

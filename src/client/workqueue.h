@@ -90,7 +90,7 @@ class WorkQueue {
   }
 
   // Number of items waiting to be handed out (not counting items being processed).
-  int Len() const {
+  [[nodiscard]] int Len() const {
     std::lock_guard lock(mu_);
     return static_cast<int>(queue_.size());
   }
@@ -98,7 +98,7 @@ class WorkQueue {
   // Blocks until an item is available and hands it to the caller, who must call Done(item) when
   // finished with it. Returns nullopt once the queue is shutting down and has no items left (items
   // already queued are still handed out after ShutDown).
-  std::optional<T> Get() {
+  [[nodiscard]] std::optional<T> Get() {
     std::unique_lock lock(mu_);
     item_cv_.wait(lock, [this] { return !queue_.empty() || shutting_down_; });
     if (queue_.empty()) return std::nullopt;  // shutting down
