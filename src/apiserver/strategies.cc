@@ -7,10 +7,9 @@ std::shared_ptr<const Strategy> MakeStrategy(std::shared_ptr<const api::Resource
   if (!info->custom) {
     using Factory = std::shared_ptr<const Strategy> (*)(ResourceInfoPtr);
     static constexpr Factory kFactories[] = {
-        MakeCoreStrategy,          MakeAppsStrategy,
-        MakeBatchStrategy,         MakeCoordinationStrategy,
-        MakeEventsStrategy,        MakeRbacStrategy,
-        MakeApiextensionsStrategy, MakeAdmissionregistrationStrategy,
+        MakeCoreStrategy,         MakeAppsStrategy,          MakeBatchStrategy,
+        MakeCoordinationStrategy, MakeEventsStrategy,        MakePolicyStrategy,
+        MakeRbacStrategy,         MakeApiextensionsStrategy, MakeAdmissionregistrationStrategy,
     };
     for (Factory f : kFactories) {
       if (std::shared_ptr<const Strategy> s = f(info)) return s;

@@ -438,6 +438,15 @@ class NamespaceStrategy : public Strategy {
     }
     return {};
   }
+  // A namespace is removed once both its finalizer lists are empty; the namespace controller
+  // empties spec.finalizers through /finalize after deleting the contents.
+  bool ReadyToDelete(const api::Object& obj) const override {
+    const json::array* spec_fin = AsArray(Get(Spec(obj), "finalizers"));
+    return Strategy::ReadyToDelete(obj) && (!spec_fin || spec_fin->empty());
+  }
+  void PrepareForDelete(api::Object& obj) const override {
+    api::EnsureObject(obj.mutable_doc(), "status")["phase"] = "Terminating";
+  }
   NameRule name_rule() const override { return NameRule::kDnsLabel; }
 };
 
@@ -1359,6 +1368,73 @@ std::vector<StatusCause> ValidateNamespaceFinalize(const api::Object& obj, const
     }
   }
   return out;
+}
+
+std::optional<ApiError> BindPod(api::Object& pod, const api::Object& binding,
+                                std::string_view now) {
+  Causes causes;
+  std::string_view kind = api::FindString(binding.doc(), {"target", "kind"});
+  if (!kind.empty() && kind != "Node") {
+    causes.push_back(FieldNotSupported("target.kind", json::value(kind), {"Node", "<empty>"}));
+  }
+  std::string node(api::FindString(binding.doc(), {"target", "name"}));
+  if (node.empty()) causes.push_back(FieldRequired("target.name"));
+  if (!causes.empty()) return Invalid({"", "v1", "Binding"}, binding.name(), std::move(causes));
+
+  std::string name(pod.name());
+  const api::GroupResource gr{"", "pods/binding"};
+  if (pod.being_deleted()) {
+    return Conflict(gr, name, "pod " + name + " is being deleted, cannot be assigned to a host");
+  }
+  if (!binding.uid().empty() && binding.uid() != pod.uid()) {
+    return Conflict(gr, name,
+                    "UID in precondition: " + std::string(binding.uid()) +
+                        ", UID in object meta: " + std::string(pod.uid()));
+  }
+  if (!binding.resource_version().empty() && binding.resource_version() != pod.resource_version()) {
+    return Conflict(gr, name,
+                    "ResourceVersion in precondition: " + std::string(binding.resource_version()) +
+                        ", ResourceVersion in object meta: " + std::string(pod.resource_version()));
+  }
+  std::string_view assigned = api::Object::GetString(Spec(pod), "nodeName");
+  if (!assigned.empty()) {
+    return Conflict(
+        gr, name, "pod " + name + " is already assigned to node \"" + std::string(assigned) + "\"");
+  }
+  const json::array* gates = AsArray(Get(Spec(pod), "schedulingGates"));
+  if (gates && !gates->empty()) {
+    return Conflict(gr, name, "pod " + name + " has non-empty .spec.schedulingGates");
+  }
+  api::EnsureObject(pod.mutable_doc(), "spec")["nodeName"] = node;
+  if (const json::object* ann = binding.annotations()) {
+    for (const auto& [k, v] : *ann) pod.SetAnnotation(k, AsString(&v));
+  }
+  // UpdatePodCondition: a new or changed PodScheduled condition moves lastTransitionTime.
+  json::object& status = api::EnsureObject(pod.mutable_doc(), "status");
+  json::value& conds = status["conditions"];
+  if (!conds.is_array()) conds = json::array();
+  json::object* existing = nullptr;
+  for (json::value& c : conds.get_array()) {
+    if (c.is_object() && api::Object::GetString(c.get_object(), "type") == "PodScheduled") {
+      existing = &c.get_object();
+    }
+  }
+  if (!existing) {
+    json::object cond;
+    cond["type"] = "PodScheduled";
+    cond["status"] = "True";
+    cond["lastProbeTime"] = nullptr;
+    cond["lastTransitionTime"] = now;
+    conds.get_array().emplace_back(std::move(cond));
+  } else {
+    if (api::Object::GetString(*existing, "status") != "True") {
+      (*existing)["lastTransitionTime"] = now;
+    }
+    (*existing)["status"] = "True";
+    existing->erase("reason");
+    existing->erase("message");
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> AllocateClusterIp(const std::set<std::string>& used,

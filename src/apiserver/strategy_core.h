@@ -24,6 +24,13 @@ void PrepareNamespaceFinalize(api::Object& obj, const api::Object& old);
 // without '/' must be a standard one ("kubernetes").
 std::vector<StatusCause> ValidateNamespaceFinalize(const api::Object& obj, const api::Object& old);
 
+// POST pods/{name}/binding (BindingREST.Create): validates the Binding (422 Invalid, kind
+// Binding) and assigns the pod: spec.nodeName set, the binding's annotations copied, condition
+// PodScheduled=True (lastTransitionTime `now` when it changes). A pod that is being deleted,
+// already assigned, still gated, or whose uid/resourceVersion differ from the binding's
+// preconditions gets 409 Conflict on "pods/binding", as upstream. On error `pod` is unchanged.
+std::optional<ApiError> BindPod(api::Object& pod, const api::Object& binding, std::string_view now);
+
 // The service cluster IP range (upstream's default --service-cluster-ip-range).
 inline constexpr std::string_view kServiceClusterIpRange = "10.96.0.0/12";
 

@@ -789,3 +789,87 @@ TEST(MakeStrategyTest, GenericForUnknownAndCustom) {
 
 }  // namespace
 }  // namespace converge::apiserver
+
+namespace converge::apiserver {
+namespace {
+
+TEST(NamespaceStrategyTest, DeletionWaitsForBothFinalizerLists) {
+  auto s = MakeStrategy(
+      testing::Info("", "v1", "namespaces", "Namespace", false, {"status", "finalize"}));
+  api::Object ns = testing::Obj(R"({"metadata":{"name":"a"}})");
+  ASSERT_EQ(testing::Create(*s, ns), Lines{});
+  s->PrepareForDelete(ns);
+  EXPECT_EQ(testing::Json(ns, {"status", "phase"}), R"("Terminating")");
+  EXPECT_FALSE(s->ReadyToDelete(ns));  // spec.finalizers: ["kubernetes"]
+  ns.mutable_doc()["spec"].get_object()["finalizers"] = boost::json::array();
+  EXPECT_TRUE(s->ReadyToDelete(ns));
+  ns.AddFinalizer("example.com/keep");
+  EXPECT_FALSE(s->ReadyToDelete(ns));
+}
+
+TEST(PodBindingTest, BindPod) {
+  auto s = Pods();
+  api::Object pod = BasePod();
+  ASSERT_EQ(testing::Create(*s, pod), Lines{});
+  pod.set_uid("u1");
+  pod.set_resource_version("7");
+  const std::string kNow = "2026-01-01T00:00:00Z";
+
+  struct Case {
+    const char* name;
+    const char* binding;
+    std::function<void(api::Object&)> prepare;
+    int code;  // 0: success
+    std::string message;
+  };
+  const Case cases[] = {
+      {"target name required", R"({"metadata":{"name":"web"},"target":{"kind":"Node"}})", nullptr,
+       422, R"(Binding "web" is invalid: target.name: Required value)"},
+      {"target kind", R"({"metadata":{"name":"web"},"target":{"kind":"Pod","name":"n1"}})", nullptr,
+       422,
+       R"(Binding "web" is invalid: target.kind: Unsupported value: "Pod": supported values: "Node", "<empty>")"},
+      {"uid precondition", R"({"metadata":{"name":"p","uid":"other"},"target":{"name":"n1"}})",
+       nullptr, 409,
+       R"(Operation cannot be fulfilled on pods/binding "p": UID in precondition: other, UID in object meta: u1)"},
+      {"already assigned", R"({"metadata":{"name":"p"},"target":{"name":"n2"}})",
+       [](api::Object& p) { p.mutable_doc()["spec"].get_object()["nodeName"] = "n1"; }, 409,
+       R"(Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n1")"},
+      {"being deleted", R"({"metadata":{"name":"p"},"target":{"name":"n2"}})",
+       [](api::Object& p) { p.mutable_metadata()["deletionTimestamp"] = "2026-01-01T00:00:00Z"; },
+       409,
+       R"(Operation cannot be fulfilled on pods/binding "p": pod p is being deleted, cannot be assigned to a host)"},
+      {"gated", R"({"metadata":{"name":"p"},"target":{"name":"n2"}})",
+       [](api::Object& p) {
+         p.mutable_doc()["spec"].get_object()["schedulingGates"] =
+             boost::json::parse(R"([{"name":"g"}])");
+       },
+       409,
+       R"(Operation cannot be fulfilled on pods/binding "p": pod p has non-empty .spec.schedulingGates)"},
+  };
+  for (const Case& c : cases) {
+    api::Object target = pod;
+    if (c.prepare) c.prepare(target);
+    api::Object before = target;
+    std::optional<ApiError> err = BindPod(target, testing::Obj(c.binding), kNow);
+    ASSERT_TRUE(err.has_value()) << c.name;
+    EXPECT_EQ(err->code, c.code) << c.name;
+    EXPECT_EQ(err->message, c.message) << c.name;
+    EXPECT_EQ(target.doc(), before.doc()) << c.name;
+  }
+
+  api::Object ok = pod;
+  auto err = BindPod(
+      ok,
+      testing::Obj(
+          R"({"metadata":{"name":"p","uid":"u1","annotations":{"a":"b"}},"target":{"kind":"Node","name":"n1"}})"),
+      kNow);
+  ASSERT_FALSE(err.has_value());
+  EXPECT_EQ(testing::Json(ok, {"spec", "nodeName"}), R"("n1")");
+  EXPECT_EQ(ok.annotation("a").value_or(""), "b");
+  EXPECT_EQ(
+      testing::Json(ok, {"status", "conditions"}),
+      R"([{"type":"PodScheduled","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-01-01T00:00:00Z"}])");
+}
+
+}  // namespace
+}  // namespace converge::apiserver

@@ -16,6 +16,7 @@ std::shared_ptr<const Strategy> MakeAppsStrategy(ResourceInfoPtr info);         
 std::shared_ptr<const Strategy> MakeBatchStrategy(ResourceInfoPtr info);          // batch
 std::shared_ptr<const Strategy> MakeCoordinationStrategy(ResourceInfoPtr info);   // leases
 std::shared_ptr<const Strategy> MakeEventsStrategy(ResourceInfoPtr info);         // events.k8s.io
+std::shared_ptr<const Strategy> MakePolicyStrategy(ResourceInfoPtr info);         // PDBs
 std::shared_ptr<const Strategy> MakeRbacStrategy(ResourceInfoPtr info);           // rbac
 std::shared_ptr<const Strategy> MakeApiextensionsStrategy(ResourceInfoPtr info);  // CRDs
 std::shared_ptr<const Strategy> MakeAdmissionregistrationStrategy(
