@@ -8,6 +8,7 @@
 #include "api/builtin_resources.h"
 #include "api/embedded_data.h"
 #include "api/schema_registry.h"
+#include "apiserver/discovery.h"
 
 namespace converge::api {
 namespace {
@@ -53,6 +54,25 @@ void BM_FieldLookupByNumber(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_FieldLookupByNumber);
+
+// Every discovery document kubectl may ask for, rendered from scratch (once per registry change).
+void BM_RenderAllDiscovery(benchmark::State& state) {
+  ResourceRegistry reg;
+  LoadBuiltins(&reg);
+  auto table = reg.Snapshot();
+  using namespace apiserver;
+  for (auto _ : state) {
+    size_t bytes = 0;
+    for (DiscoveryRoot root : {DiscoveryRoot::kCore, DiscoveryRoot::kGroups}) {
+      bytes += RenderAggregatedDiscovery(*table, root, DiscoveryFormat::kAggregatedV2).size();
+    }
+    bytes += RenderApiGroupList(*table).size();
+    for (const auto& r : table->resources)
+      bytes += RenderApiResourceList(*table, r->gvr.Gv())->size();
+    benchmark::DoNotOptimize(bytes);
+  }
+}
+BENCHMARK(BM_RenderAllDiscovery)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace converge::api
