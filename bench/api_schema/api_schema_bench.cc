@@ -9,6 +9,7 @@
 #include "api/embedded_data.h"
 #include "api/schema_registry.h"
 #include "apiserver/discovery.h"
+#include "apiserver/openapi.h"
 
 namespace converge::api {
 namespace {
@@ -73,6 +74,20 @@ void BM_RenderAllDiscovery(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_RenderAllDiscovery)->Unit(benchmark::kMicrosecond);
+
+// Every OpenAPI v3 document plus the index (what the first GET /openapi/v3 costs after start-up
+// or a CRD change).
+void BM_RenderAllOpenApi(benchmark::State& state) {
+  ResourceRegistry reg;
+  LoadBuiltins(&reg);
+  size_t bytes = 0;
+  for (auto _ : state) {
+    apiserver::OpenApiService svc(&reg, &BuiltinSchemas());
+    bytes = svc.Index().body->size();
+    benchmark::DoNotOptimize(bytes);
+  }
+}
+BENCHMARK(BM_RenderAllOpenApi)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace converge::api
