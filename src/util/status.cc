@@ -29,7 +29,7 @@ std::string_view CodeName(Code code) {
 
 Status::Status(Code code, std::string message) {
   if (code != Code::kOk) {
-    rep_ = std::make_shared<const Rep>(Rep{code, std::move(message)});
+    rep_ = std::make_shared<const Rep>(Rep{code, std::move(message), {}});
   }
 }
 
@@ -51,7 +51,19 @@ Status Status::WithContext(std::string_view context) const {
   std::string m(context);
   m += ": ";
   m += message();
-  return Status(code(), std::move(m));
+  return Status(code(), std::move(m)).WithReason(reason());
+}
+
+const std::string& Status::reason() const {
+  static const std::string kEmpty;
+  return rep_ ? rep_->reason : kEmpty;
+}
+
+Status Status::WithReason(std::string reason) const {
+  if (ok()) return *this;
+  Status s;
+  s.rep_ = std::make_shared<const Rep>(Rep{code(), message(), std::move(reason)});
+  return s;
 }
 
 void AbortWithStatus(const char* what, const Status& s) {

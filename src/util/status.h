@@ -62,8 +62,15 @@ class [[nodiscard]] Status {
   // "CODE: message", or "OK".
   std::string ToString() const;
 
-  // Returns a copy whose message is "context: message"; OK stays OK.
+  // Returns a copy whose message is "context: message"; OK stays OK. Keeps the reason.
   Status WithContext(std::string_view context) const;
+
+  // A machine-readable refinement of the code, e.g. the Kubernetes Status reason ("Expired",
+  // "TooManyRequests") an API error carried, so that callers can tell apart errors that share a
+  // code. Empty when none (and for OK).
+  const std::string& reason() const;
+  // Returns a copy carrying `reason`; OK stays OK.
+  Status WithReason(std::string reason) const;
 
   friend bool operator==(const Status& a, const Status& b) {
     return a.code() == b.code() && a.message() == b.message();
@@ -73,6 +80,7 @@ class [[nodiscard]] Status {
   struct Rep {
     Code code;
     std::string message;
+    std::string reason;
   };
   // Shared so that copying an error is cheap; never mutated after construction.
   std::shared_ptr<const Rep> rep_;

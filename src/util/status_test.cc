@@ -21,6 +21,19 @@ TEST(StatusTest, ErrorCarriesCodeAndMessage) {
   EXPECT_EQ(s.WithContext("update").message(), "update: conflict");
 }
 
+TEST(StatusTest, ReasonRefinesTheCodeAndSurvivesContext) {
+  Status s = OutOfRange("too old resource version").WithReason("Expired");
+  EXPECT_EQ(s.code(), Code::kOutOfRange);
+  EXPECT_EQ(s.reason(), "Expired");
+  EXPECT_EQ(s.message(), "too old resource version");
+  Status wrapped = s.WithContext("watch");
+  EXPECT_EQ(wrapped.reason(), "Expired");
+  EXPECT_EQ(wrapped.message(), "watch: too old resource version");
+  EXPECT_EQ(OutOfRange("x").reason(), "");
+  EXPECT_TRUE(Status().WithReason("Expired").ok());
+  EXPECT_EQ(Status().WithReason("Expired").reason(), "");
+}
+
 StatusOr<int> Half(int v) {
   if (v % 2) return InvalidArgument("odd");
   return v / 2;
