@@ -16,6 +16,12 @@
 //     containing "compacted" (see IsCompacted). Reads above the current revision fail with
 //     Code::kOutOfRange and "future revision" (see IsFutureRevision).
 //
+// Request checks (as etcd): an empty key in a range, put or delete is kInvalidArgument; so is a
+// transaction that puts one key twice, or puts a key that a delete in the same branch covers
+// ("duplicate key given in txn request"), and a transaction larger than the backend's request
+// limit ("request is too large"; etcd's default is 1.5 MiB). A range inside a transaction at a
+// compacted or future revision fails the whole transaction, which then writes nothing.
+//
 // Ownership: responses hand out KeyValuePtr, immutable and shared; callers keep them as long as
 // they like. Thread-safety: every KV method may be called from any thread concurrently.
 #pragma once
@@ -159,7 +165,9 @@ inline constexpr const char kCancelReasonCompacted[] = "mvcc: required revision 
 inline constexpr const char kCancelReasonSlow[] = "watcher fell behind and was cancelled";
 
 // One watch. Responses are pulled with Next(). After a canceled response, Next() returns
-// Cancelled errors. Destroying the stream cancels the watch.
+// Cancelled errors. Destroying the stream cancels the watch. After Cancel(), Next() returns
+// Cancelled; when the backend shuts down it returns Unavailable (after any buffered events), and
+// the client resumes elsewhere from its last revision + 1. A stream may outlive its KV.
 //
 // Thread-safety: Next() is called by one thread at a time; Cancel() and RequestProgress() may be
 // called from any thread, also while Next() blocks.
@@ -186,7 +194,8 @@ class KV {
   virtual util::StatusOr<TxnResponse> Txn(const TxnRequest& req) = 0;
 
   // The asynchronous form of Txn: `done` runs exactly once, on a store thread, after the
-  // transaction is durable (or failed). `done` must not block.
+  // transaction is durable (or failed). `done` must not block: it runs on the thread that
+  // acknowledges every other writer too.
   using TxnCallback = std::function<void(util::StatusOr<TxnResponse>)>;
   virtual void TxnAsync(TxnRequest req, TxnCallback done) = 0;
 

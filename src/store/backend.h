@@ -1,0 +1,153 @@
+// Backend: the LMDB environment behind the embedded store, and the only code that calls LMDB.
+//
+// Layout of a store directory:
+//   data.mdb, lock.mdb   the LMDB environment: db "history" (RevisionKey -> record, see
+//                        record.h) and db "meta" (name -> EncodeMetaU64 value)
+//   FORMAT               "converge-store <kFormatVersion>", written once the environment has
+//                        been initialized and synced; its presence means data.mdb must exist
+//   LOCK                 flock()ed while a process has the store open
+//
+// Meta names: kMetaFormat, kMetaCurrentRevision (newest committed revision),
+// kMetaScheduledCompact (compaction requested; reads below it fail), kMetaFinishedCompact
+// (every record that compaction drops below it is deleted), kMetaRecordCount (records in the
+// history db, checked against a full scan at open).
+//
+// Durability: with `fsync` the environment runs with MDB_NOMETASYNC: a commit writes the data
+// pages, fdatasync()s them, then writes the meta page without syncing. The commit is durable
+// after the next fdatasync, which is either the next commit's (it syncs the previous meta page
+// together with its own data) or an explicit Sync(). The committer acknowledges a group only
+// after that sync, so every group costs one fdatasync and integrity never depends on write
+// ordering. Without `fsync` (benchmarks and tests only) nothing is synced.
+//
+// Integrity checks at Open: the LMDB file is at least as long as its newest meta page says
+// (a truncated file would otherwise SIGBUS on access); LMDB's own structural errors map to
+// DataLoss. Record checksums and the history/meta agreement are checked by Recover().
+//
+// Thread-safety: read transactions may be opened from any thread concurrently (MDB_NOTLS).
+// Write transactions and Sync() belong to one thread at a time (the committer).
+#pragma once
+
+#include <lmdb.h>
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/record.h"
+#include "store/revision.h"
+#include "util/status.h"
+
+namespace converge::store {
+
+inline constexpr uint64_t kFormatVersion = 1;
+inline constexpr char kMetaFormat[] = "format";
+inline constexpr char kMetaCurrentRevision[] = "current_revision";
+inline constexpr char kMetaScheduledCompact[] = "scheduled_compact_revision";
+inline constexpr char kMetaFinishedCompact[] = "finished_compact_revision";
+inline constexpr char kMetaRecordCount[] = "record_count";
+
+// Maps an LMDB return code to a Status: structural corruption is DataLoss, a full map
+// ResourceExhausted, a full reader table Unavailable, anything else Internal.
+util::Status LmdbStatus(int rc, std::string_view what);
+
+class Backend {
+ public:
+  struct Options {
+    std::string dir;
+    size_t map_size = size_t{64} << 30;
+    bool fsync = true;
+    unsigned max_readers = 4096;
+  };
+
+  // Opens (creating if absent) the store in options.dir and takes its LOCK. Fails with
+  // FailedPrecondition if another process holds it, DataLoss if files are missing, truncated or
+  // structurally corrupt.
+  static util::StatusOr<std::unique_ptr<Backend>> Open(const Options& options);
+  ~Backend();
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  // A read-only snapshot. Movable; returns its handle to a pool when destroyed. Short-lived
+  // by contract: an open snapshot keeps LMDB from reusing pages freed after it began.
+  class ReadTxn {
+   public:
+    ReadTxn(ReadTxn&& other) noexcept : backend_(other.backend_), txn_(other.txn_) {
+      other.txn_ = nullptr;
+    }
+    ReadTxn& operator=(ReadTxn&&) = delete;
+    ~ReadTxn();
+    MDB_txn* get() const { return txn_; }
+
+   private:
+    friend class Backend;
+    ReadTxn(Backend* backend, MDB_txn* txn) : backend_(backend), txn_(txn) {}
+    Backend* backend_;
+    MDB_txn* txn_;
+  };
+  util::StatusOr<ReadTxn> BeginRead();
+
+  // Write transactions: one at a time, committer thread only.
+  util::StatusOr<MDB_txn*> BeginWrite();
+  util::Status Commit(MDB_txn* txn);
+  void Abort(MDB_txn* txn);
+  // Makes every commit so far durable (no-op without fsync).
+  util::Status Sync();
+
+  // Record access within a transaction. GetRecord decodes (and verifies) into `out`, whose
+  // views stay valid until the transaction ends or writes; NotFound if absent.
+  util::Status GetRecord(MDB_txn* txn, RevisionPair rev, RecordView* out) const;
+  util::Status PutRecord(MDB_txn* txn, RevisionPair rev, const RecordView& record);
+  // NotFound if absent.
+  util::Status DeleteRecord(MDB_txn* txn, RevisionPair rev);
+
+  // NotFound if absent.
+  util::Status GetMeta(MDB_txn* txn, std::string_view name, uint64_t* value) const;
+  util::Status PutMeta(MDB_txn* txn, std::string_view name, uint64_t value);
+
+  // A cursor over the history db in revision order.
+  class HistoryCursor {
+   public:
+    explicit HistoryCursor(MDB_cursor* cursor) : cursor_(cursor) {}
+    HistoryCursor(HistoryCursor&& other) noexcept : cursor_(other.cursor_) {
+      other.cursor_ = nullptr;
+    }
+    ~HistoryCursor();
+    // Positions at the first record at or after `rev`; false at the end.
+    util::StatusOr<bool> Seek(RevisionPair rev);
+    util::StatusOr<bool> First();
+    util::StatusOr<bool> Last();
+    util::StatusOr<bool> Next();
+    RevisionPair rev() const { return rev_; }
+    std::string_view bytes() const { return bytes_; }
+
+   private:
+    util::StatusOr<bool> Load(int rc);
+    MDB_cursor* cursor_;
+    RevisionPair rev_;
+    std::string_view bytes_;
+  };
+  util::StatusOr<HistoryCursor> OpenHistoryCursor(MDB_txn* txn) const;
+
+  // Number of entries LMDB counts in the history db.
+  util::StatusOr<uint64_t> HistoryEntries(MDB_txn* txn) const;
+  const Options& options() const { return options_; }
+
+ private:
+  explicit Backend(Options options) : options_(std::move(options)) {}
+  util::Status OpenEnv();
+  util::Status CheckFileLength();
+
+  const Options options_;
+  int lock_fd_ = -1;
+  MDB_env* env_ = nullptr;
+  MDB_dbi history_ = 0;
+  MDB_dbi meta_ = 0;
+
+  std::mutex pool_mu_;
+  std::vector<MDB_txn*> read_pool_;  // reset read transactions, guarded by pool_mu_
+};
+
+}  // namespace converge::store

@@ -1,0 +1,126 @@
+// Committer: the store's single writer.
+//
+// Concurrent transactions queue up; the committer thread takes everything queued (up to a
+// group limit) and applies it in one LMDB write transaction (GroupWriter): each writing
+// transaction gets its own revision, and compares see the newest state including earlier
+// transactions of the same group, so optimistic concurrency is exact. Compaction's record
+// deletions and meta updates ride along as at most one maintenance item per group, so a
+// compaction never holds the writer for more than one batch.
+//
+// Durability pipeline (see Backend): a commit fdatasync()s its data pages, which also makes the
+// previous commit's meta page durable. So after committing group N+1 the committer publishes
+// group N; when nothing else is queued it calls Sync() and publishes the last group at once.
+// Publishing a group, in revision order: apply its index changes are already in the Index
+// (readers never look past the published revision), advance the published revision, hand its
+// events to the WatchHub, then run each transaction's callback. A transaction is therefore
+// acknowledged, visible to reads and delivered to watchers only once it is on disk.
+//
+// A failed commit or sync leaves the outcome of in-flight groups unknown: the committer then
+// fails them and every later request with the same error (like PostgreSQL after a failed
+// fsync, it does not retry). An error while applying a group (e.g. the map is full) aborts the
+// LMDB transaction and fails that group only; a range at a compacted or future revision fails
+// only its own transaction.
+//
+// Thread-safety: Submit, Maintain and published() may be called from any thread. Callbacks run
+// on the committer thread and must not block.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "store/backend.h"
+#include "store/index.h"
+#include "store/kv.h"
+#include "store/watch_hub.h"
+#include "util/status.h"
+
+namespace converge::store {
+
+class Committer {
+ public:
+  struct Options {
+    size_t max_group_txns = 1024;
+    size_t max_group_bytes = size_t{32} << 20;
+  };
+
+  // `current` and `record_count` describe the history as recovered; `compact` is the store's
+  // compact revision (read for ranges at an explicit revision inside transactions).
+  Committer(Options options, Backend* backend, Index* index, WatchHub* hub, Revision current,
+            uint64_t record_count, const std::atomic<Revision>* compact);
+  ~Committer();
+
+  void Start();
+  // Commits and acknowledges everything queued, syncs, and joins the thread. Submissions after
+  // Stop() fail with Unavailable (their callback runs on the caller's thread).
+  void Stop();
+
+  // Queues a transaction. A non-OK `precheck` (validation failed) is delivered in order
+  // without applying anything. `bytes` is its size for the group limit.
+  void Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes);
+
+  // Maintenance for compaction: deletes records and writes meta values in one commit of the
+  // writer, and returns once that commit is durable.
+  util::Status Maintain(std::vector<RevisionPair> deletes,
+                        std::vector<std::pair<std::string, uint64_t>> metas);
+
+  // The newest durable (acknowledged) revision.
+  Revision published() const { return published_.load(std::memory_order_acquire); }
+
+ private:
+  struct Item {
+    TxnRequest req;
+    KV::TxnCallback done;
+    util::Status precheck;
+    size_t bytes = 0;
+  };
+  struct Maintenance {
+    std::vector<RevisionPair> deletes;
+    std::vector<std::pair<std::string, uint64_t>> metas;
+    std::promise<util::Status> done;
+  };
+  struct Group {
+    std::vector<Item> items;
+    std::vector<util::StatusOr<TxnResponse>> results;
+    Maintenance* maintenance = nullptr;
+    Revision last = 0;
+    std::vector<RevisionEventsPtr> events;
+  };
+  enum class Outcome { kCommitted, kNothingWritten, kAborted, kFailed };
+
+  void Loop();
+  Outcome CommitGroup(Group& g, util::Status* error);
+  // Publishes `g` if `st` is OK (and the committer has not failed), else fails it.
+  void Finish(Group& g, util::Status st);
+
+  // Constant after construction.
+  const Options options_;
+  Backend* const backend_;
+  Index* const index_;
+  WatchHub* const hub_;
+  const std::atomic<Revision>* const compact_;
+
+  // Committer thread only.
+  Revision latest_;        // newest committed (maybe not yet durable) revision
+  uint64_t record_count_;  // records in the history db as of latest_
+  util::Status failed_;    // sticky commit/sync failure
+
+  std::atomic<Revision> published_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;                // guarded by mu_
+  std::deque<Maintenance*> maintenance_;  // guarded by mu_
+  bool stopping_ = false;                 // guarded by mu_
+  util::Status fatal_;                    // guarded by mu_: copy of failed_ for Submit
+  std::thread thread_;
+};
+
+}  // namespace converge::store

@@ -1,0 +1,254 @@
+// The embedded store: the conformance suite instantiated over it, and what only it promises
+// (compaction internals, exactness at the compact revision, locking, periodic progress).
+#include "store/embedded_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "store/index.h"
+#include "store/kv_conformance_test.h"
+#include "store/store_test_util.h"
+#include "util/clock.h"
+
+namespace converge::store {
+namespace {
+
+class EmbeddedFactory : public KvFactory {
+ public:
+  util::StatusOr<std::unique_ptr<KV>> Open(const KvTestOptions& options) override {
+    options_ = TestStoreOptions(dir_.path() + "/" + std::to_string(next_++));
+    if (options.watcher_buffer != 0) options_.watcher_buffer = options.watcher_buffer;
+    return OpenEmbeddedStore(options_);
+  }
+  bool CanReopen() const override { return true; }
+  util::StatusOr<std::unique_ptr<KV>> Reopen(std::unique_ptr<KV> kv) override {
+    kv.reset();
+    return OpenEmbeddedStore(options_);
+  }
+  bool CancelsSlowWatchers() const override { return true; }
+  bool ExactAtCompactRevision() const override { return true; }
+
+ private:
+  TempDir dir_;
+  int next_ = 0;
+  EmbeddedStoreOptions options_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Embedded, KvConformanceTest,
+                         ::testing::Values(KvBackend{
+                             "Embedded",
+                             [] { return std::unique_ptr<KvFactory>(new EmbeddedFactory()); }}),
+                         KvBackendName);
+
+class EmbeddedStoreTest : public ::testing::Test {
+ protected:
+  void Open(EmbeddedStoreOptions options) {
+    store_.reset();
+    auto s = EmbeddedStore::Open(options);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_ = std::move(s).value();
+  }
+  void Open() { Open(TestStoreOptions(dir_.path())); }
+  Revision Put(const std::string& k, const std::string& v) {
+    auto r = store_->Put(PutRequest{.key = k, .value = v});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->header_revision : 0;
+  }
+  Revision Delete(const std::string& k) {
+    auto r = store_->DeleteRange(DeleteRangeRequest{.key = k});
+    EXPECT_TRUE(r.ok()) << r.status().ToString();
+    return r.ok() ? r->header_revision : 0;
+  }
+
+  TempDir dir_;
+  std::unique_ptr<EmbeddedStore> store_;
+};
+
+std::vector<Revision> Mains(const std::vector<RevisionPair>& revs) {
+  std::vector<Revision> out;
+  for (const auto& r : revs) out.push_back(r.main);
+  return out;
+}
+
+// key_index.h's worked example, end to end: the revisions left after compacting at each
+// revision, in memory, and after the deletions reached the disk (reopen).
+TEST_F(EmbeddedStoreTest, CompactionKeepsWhatTheWorkedExampleSays) {
+  struct Case {
+    Revision at;
+    std::vector<Revision> left;
+  };
+  const Case cases[] = {{1, {1, 2, 3, 4}}, {2, {1, 2, 3, 4}}, {3, {2, 3, 4}}, {4, {4}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE("compact at " + std::to_string(c.at));
+    TempDir dir;
+    Open(TestStoreOptions(dir.path()));
+    Put("k", "1");  // 1
+    Put("k", "2");  // 2
+    Delete("k");    // 3
+    Put("k", "4");  // 4
+    ASSERT_TRUE(store_->Compact(c.at).ok());
+    store_->WaitForCompaction();
+    EXPECT_EQ(Mains(store_->index().RevisionsForTest("k")), c.left);
+    Open(TestStoreOptions(dir.path()));
+    EXPECT_EQ(Mains(store_->index().RevisionsForTest("k")), c.left) << "after reopen";
+    auto k = store_->Range(RangeRequest{.key = "k"});
+    ASSERT_TRUE(k.ok());
+    ASSERT_EQ(k->kvs.size(), 1u);
+    EXPECT_EQ(k->kvs[0]->value, "4");
+    store_.reset();
+  }
+}
+
+TEST_F(EmbeddedStoreTest, ForgetsDeletedKeysOnceCompacted) {
+  Open();
+  Put("gone", "1");
+  Delete("gone");
+  Put("other", "1");
+  ASSERT_TRUE(store_->Compact(3).ok());
+  store_->WaitForCompaction();
+  EXPECT_TRUE(store_->index().RevisionsForTest("gone").empty());
+  EXPECT_EQ(store_->index().KeyCount(), 1u);
+}
+
+// etcd loses these at its compact revision; this store keeps them, so a watch resumed from
+// the compact revision is exact.
+TEST_F(EmbeddedStoreTest, WatchFromTheCompactRevisionKeepsDeletesAndPrevKv) {
+  Open();
+  Put("k", "1");  // 1
+  Put("k", "2");  // 2
+  Delete("k");    // 3
+  Put("x", "1");  // 4
+  Put("x", "2");  // 5
+  ASSERT_TRUE(store_->Compact(3).ok());
+  store_->WaitForCompaction();
+  auto w = store_->Watch(WatchRequest{.key = std::string(1, '\0'),
+                                      .range_end = std::string(1, '\0'),
+                                      .start_revision = 3,
+                                      .prev_kv = true});
+  ASSERT_TRUE(w.ok());
+  auto events = Flatten(ReadUntil(**w, 5));
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].type, Event::Type::kDelete);
+  EXPECT_EQ(events[0].kv->mod_revision, 3);
+  ASSERT_NE(events[0].prev_kv, nullptr);
+  EXPECT_EQ(events[0].prev_kv->value, "2");
+  ASSERT_TRUE(store_->Compact(5).ok());
+  store_->WaitForCompaction();
+  auto w5 = store_->Watch(WatchRequest{.key = "x", .start_revision = 5, .prev_kv = true});
+  ASSERT_TRUE(w5.ok());
+  auto e5 = Flatten(ReadUntil(**w5, 5));
+  ASSERT_EQ(e5.size(), 1u);
+  ASSERT_NE(e5[0].prev_kv, nullptr);
+  EXPECT_EQ(e5[0].prev_kv->value, "1");
+}
+
+TEST_F(EmbeddedStoreTest, ASecondOpenOfTheSameDirectoryFails) {
+  Open();
+  auto second = EmbeddedStore::Open(TestStoreOptions(dir_.path()));
+  EXPECT_EQ(second.status().code(), util::Code::kFailedPrecondition) << second.status().ToString();
+  store_.reset();
+  auto third = EmbeddedStore::Open(TestStoreOptions(dir_.path()));
+  EXPECT_TRUE(third.ok()) << "the lock goes with the store";
+}
+
+TEST_F(EmbeddedStoreTest, PeriodicProgressNotificationsFollowTheClock) {
+  util::FakeClock clock;
+  EmbeddedStoreOptions options = TestStoreOptions(dir_.path());
+  options.clock = &clock;
+  options.progress_interval = std::chrono::seconds(5);
+  Open(options);
+  Put("a", "1");
+  auto with = store_->Watch(WatchRequest{.key = "a", .progress_notify = true});
+  auto without = store_->Watch(WatchRequest{.key = "a"});
+  ASSERT_TRUE(with.ok() && without.ok());
+  // Periodic notifications go to live watchers; an answered RequestProgress proves a watcher
+  // is live.
+  for (auto* w : {&*with, &*without}) {
+    (**w).RequestProgress();
+    auto live = NextOrTimeout(**w);
+    ASSERT_TRUE(live.ok() && live->IsProgressNotify());
+    EXPECT_EQ(live->header_revision, 1);
+  }
+  Put("a", "2");
+  ASSERT_EQ(NextOrTimeout(**with)->events.size(), 1u);
+  ASSERT_EQ(NextOrTimeout(**without)->events.size(), 1u);
+  clock.Step(std::chrono::seconds(6));
+  auto progress = NextOrTimeout(**with);
+  ASSERT_TRUE(progress.ok());
+  EXPECT_TRUE(progress->IsProgressNotify());
+  EXPECT_EQ(progress->header_revision, 2);
+  Put("a", "3");
+  auto event = NextOrTimeout(**without);
+  ASSERT_TRUE(event.ok());
+  EXPECT_FALSE(event->IsProgressNotify()) << "only watches that asked get progress";
+  EXPECT_EQ(event->events[0].kv->mod_revision, 3);
+}
+
+// Compaction stopped half-way (by closing the store) resumes at the next open and ends in
+// exactly the state an uninterrupted compaction leaves.
+TEST_F(EmbeddedStoreTest, InterruptedCompactionResumesAtOpen) {
+  auto fill = [this] {
+    for (int i = 0; i < 400; ++i) {
+      if (i % 7 == 3) {
+        Delete("k" + std::to_string(i % 40));
+      } else {
+        Put("k" + std::to_string(i % 40), std::to_string(i));
+      }
+    }
+  };
+  TempDir reference_dir;
+  EmbeddedStoreOptions options = TestStoreOptions(reference_dir.path());
+  options.fsync = false;
+  Open(options);
+  fill();
+  const Revision at = store_->CurrentRevision() - 5;
+  ASSERT_TRUE(store_->Compact(at).ok());
+  store_->WaitForCompaction();
+  std::map<std::string, std::vector<RevisionPair>> want;
+  for (int i = 0; i < 40; ++i) {
+    want["k" + std::to_string(i)] = store_->index().RevisionsForTest("k" + std::to_string(i));
+  }
+
+  options = TestStoreOptions(dir_.path());
+  options.compaction_batch = 1;  // hundreds of commits: closing interrupts it
+  Open(options);
+  fill();
+  ASSERT_TRUE(store_->Compact(at).ok());
+  store_.reset();
+  Open(options);
+  EXPECT_EQ(store_->CompactRevision(), at);
+  store_->WaitForCompaction();
+  for (const auto& [key, revs] : want)
+    EXPECT_EQ(store_->index().RevisionsForTest(key), revs) << key;
+  Open(options);  // and the disk agrees
+  for (const auto& [key, revs] : want)
+    EXPECT_EQ(store_->index().RevisionsForTest(key), revs) << key;
+}
+
+TEST_F(EmbeddedStoreTest, WatchStreamsOutliveTheStore) {
+  Open();
+  Put("a", "1");
+  auto w = store_->Watch(WatchRequest{.key = "a", .start_revision = 1});
+  ASSERT_TRUE(w.ok());
+  store_.reset();
+  auto r = (*w)->Next(std::stop_token());
+  // Either the buffered history or the shutdown: never a crash or a hang.
+  if (r.ok()) {
+    EXPECT_FALSE(r->canceled);
+  } else {
+    EXPECT_EQ(r.status().code(), util::Code::kUnavailable) << r.status().ToString();
+  }
+}
+
+TEST_F(EmbeddedStoreTest, WorksWithoutFsync) {
+  EmbeddedStoreOptions options = TestStoreOptions(dir_.path());
+  options.fsync = false;
+  Open(options);
+  for (int i = 0; i < 50; ++i) Put("n" + std::to_string(i), "v");
+  Open(options);
+  EXPECT_EQ(store_->CurrentRevision(), 50);
+}
+
+}  // namespace
+}  // namespace converge::store

@@ -1,0 +1,191 @@
+#include "store/group_writer.h"
+
+namespace converge::store {
+
+// The newest committed state (the index at kLatest over the write transaction) overlaid with
+// the group's own writes.
+class GroupWriter::OverlayView : public KeyView {
+ public:
+  explicit OverlayView(GroupWriter* w)
+      : w_(w), base_(w->index_, w->backend_, w->txn_, Index::kLatest) {}
+
+  util::Status List(std::string_view start, std::string_view end, std::vector<Item>* out) override {
+    std::vector<Item> base;
+    CONVERGE_RETURN_IF_ERROR(base_.List(start, end, &base));
+    if (w_->overlay_.empty()) {
+      *out = std::move(base);
+      return util::Status::Ok();
+    }
+    // Merge the two key-ordered sequences; the overlay wins on equal keys.
+    auto& overlay = w_->overlay_;
+    auto it = end.empty() ? overlay.find(start) : overlay.lower_bound(start);
+    auto in_range = [&](decltype(it) i) {
+      return i != overlay.end() && KeyInRange(i->first, start, end);
+    };
+    size_t b = 0;
+    while (b < base.size() || in_range(it)) {
+      if (in_range(it) && (b == base.size() || it->first <= base[b].key)) {
+        if (b < base.size() && it->first == base[b].key) ++b;
+        if (it->second.live) out->push_back(Item{it->first, it->second.state, it->second.kv});
+        ++it;
+      } else {
+        out->push_back(std::move(base[b++]));
+      }
+    }
+    return util::Status::Ok();
+  }
+
+  util::StatusOr<KeyValuePtr> Materialize(const Item& item, bool keys_only) override {
+    return base_.Materialize(item, keys_only);
+  }
+
+ private:
+  GroupWriter* w_;
+  IndexView base_;
+};
+
+GroupWriter::GroupWriter(Backend* backend, MDB_txn* txn, const Index* index, Revision latest,
+                         Revision compact)
+    : backend_(backend), txn_(txn), index_(index), compact_(compact), latest_(latest) {}
+
+util::Status GroupWriter::CheckRangeRevision(const RangeRequest& req) const {
+  if (req.revision == 0) return util::Status::Ok();
+  if (req.revision > latest_) return FutureRevisionError(req.revision, latest_);
+  if (req.revision < compact_) return CompactedError(compact_);
+  return util::Status::Ok();
+}
+
+util::StatusOr<TxnResponse> GroupWriter::Apply(TxnRequest& req) {
+  OverlayView view(this);
+  bool succeeded = true;
+  for (const Compare& c : req.compare) {
+    CONVERGE_ASSIGN_OR_RETURN(bool ok, EvaluateCompare(view, c));
+    if (!ok) {
+      succeeded = false;
+      break;
+    }
+  }
+  std::vector<RequestOp>& ops = succeeded ? req.success : req.failure;
+  for (const RequestOp& op : ops) {
+    if (const auto* r = std::get_if<RangeRequest>(&op))
+      CONVERGE_RETURN_IF_ERROR(CheckRangeRevision(*r));
+  }
+
+  const Revision rev = latest_ + 1;
+  int64_t sub = 0;
+  auto events = std::make_shared<RevisionEvents>();
+  events->revision = rev;
+  TxnResponse resp;
+  resp.succeeded = succeeded;
+  resp.responses.reserve(ops.size());
+  std::vector<size_t> ranges;  // responses whose header is set at the end
+  for (RequestOp& op : ops) {
+    if (auto* r = std::get_if<RangeRequest>(&op)) {
+      CONVERGE_ASSIGN_OR_RETURN(RangeResponse rr, Range(*r));
+      ranges.push_back(resp.responses.size());
+      resp.responses.emplace_back(std::move(rr));
+    } else if (auto* p = std::get_if<PutRequest>(&op)) {
+      PutResponse pr;
+      CONVERGE_RETURN_IF_ERROR(Put(*p, rev, &sub, &pr, events.get()));
+      resp.responses.emplace_back(std::move(pr));
+    } else if (auto* d = std::get_if<DeleteRangeRequest>(&op)) {
+      DeleteRangeResponse dr;
+      CONVERGE_RETURN_IF_ERROR(Delete(*d, rev, &sub, &dr, events.get()));
+      resp.responses.emplace_back(std::move(dr));
+    }
+  }
+  if (sub > 0) {
+    latest_ = rev;
+    events_.push_back(std::move(events));
+  }
+  resp.header_revision = latest_;
+  for (ResponseOp& r : resp.responses) {
+    std::visit([&](auto& x) { x.header_revision = latest_; }, r);
+  }
+  return resp;
+}
+
+util::StatusOr<RangeResponse> GroupWriter::Range(const RangeRequest& req) {
+  if (req.revision != 0) {
+    IndexView past(index_, backend_, txn_, req.revision);
+    return EvaluateRange(past, req, latest_);
+  }
+  OverlayView view(this);
+  return EvaluateRange(view, req, latest_);
+}
+
+util::Status GroupWriter::Put(PutRequest& put, Revision rev, int64_t* sub, PutResponse* resp,
+                              RevisionEvents* events) {
+  OverlayView view(this);
+  std::vector<KeyView::Item> cur;
+  CONVERGE_RETURN_IF_ERROR(view.List(put.key, "", &cur));
+  KeyValuePtr prev;
+  if (!cur.empty()) {
+    CONVERGE_ASSIGN_OR_RETURN(prev, view.Materialize(cur[0], /*keys_only=*/false));
+  }
+  const RevisionPair at{rev, (*sub)++};
+  auto kv = std::make_shared<KeyValue>();
+  kv->key = std::move(put.key);
+  kv->value = std::move(put.value);
+  kv->create_revision = prev ? prev->create_revision : rev;
+  kv->mod_revision = rev;
+  kv->version = prev ? prev->version + 1 : 1;
+  kv->lease = put.lease;
+  RecordView record;
+  record.key = kv->key;
+  record.value = kv->value;
+  record.create_revision = kv->create_revision;
+  record.version = kv->version;
+  record.lease = kv->lease;
+  record.prev = cur.empty() ? RevisionPair{} : cur[0].state.mod;
+  CONVERGE_RETURN_IF_ERROR(backend_->PutRecord(txn_, at, record));
+  wrote_ = true;
+  ++record_delta_;
+  overlay_[kv->key] = OverlayEntry{true, KeyState{at, kv->create_revision, kv->version}, kv};
+  changes_.push_back(Index::Change{kv->key, at, false});
+  if (put.prev_kv) resp->prev_kv = prev;
+  events->events.push_back(Event{Event::Type::kPut, std::move(kv), std::move(prev)});
+  return util::Status::Ok();
+}
+
+util::Status GroupWriter::Delete(const DeleteRangeRequest& del, Revision rev, int64_t* sub,
+                                 DeleteRangeResponse* resp, RevisionEvents* events) {
+  OverlayView view(this);
+  std::vector<KeyView::Item> items;
+  CONVERGE_RETURN_IF_ERROR(view.List(del.key, del.range_end, &items));
+  for (KeyView::Item& item : items) {
+    CONVERGE_ASSIGN_OR_RETURN(KeyValuePtr prev, view.Materialize(item, /*keys_only=*/false));
+    const RevisionPair at{rev, (*sub)++};
+    RecordView record;
+    record.key = item.key;
+    record.create_revision = item.state.create_revision;
+    record.version = item.state.version;
+    record.tombstone = true;
+    record.prev = item.state.mod;
+    CONVERGE_RETURN_IF_ERROR(backend_->PutRecord(txn_, at, record));
+    wrote_ = true;
+    ++record_delta_;
+    auto tomb = std::make_shared<KeyValue>();
+    tomb->key = item.key;
+    tomb->mod_revision = rev;
+    changes_.push_back(Index::Change{item.key, at, true});
+    overlay_[std::move(item.key)] = OverlayEntry{false, KeyState{at, 0, 0}, nullptr};
+    ++resp->deleted;
+    if (del.prev_kv) resp->prev_kvs.push_back(prev);
+    events->events.push_back(Event{Event::Type::kDelete, std::move(tomb), std::move(prev)});
+  }
+  return util::Status::Ok();
+}
+
+util::Status GroupWriter::DeleteRecords(const std::vector<RevisionPair>& revs) {
+  for (const RevisionPair& rev : revs) {
+    util::Status st = backend_->DeleteRecord(txn_, rev);
+    if (st.code() == util::Code::kNotFound) continue;
+    CONVERGE_RETURN_IF_ERROR(st);
+    wrote_ = true;
+    --record_delta_;
+  }
+  return util::Status::Ok();
+}
+
+}  // namespace converge::store

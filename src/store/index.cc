@@ -1,0 +1,122 @@
+#include "store/index.h"
+
+#include <mutex>
+
+namespace converge::store {
+
+namespace {
+
+std::string Describe(RevisionPair rev, std::string_view key) {
+  return "revision " + std::to_string(rev.main) + "." + std::to_string(rev.sub) + " (key \"" +
+         std::string(key) + "\")";
+}
+
+util::Status Inconsistent(RevisionPair rev, std::string_view key, std::string_view what) {
+  return util::DataLoss("store: history is inconsistent at " + Describe(rev, key) + ": " +
+                        std::string(what));
+}
+
+}  // namespace
+
+std::optional<KeyState> Index::Get(std::string_view key, Revision at) const {
+  std::shared_lock lock(mu_);
+  auto it = keys_.find(key);
+  if (it == keys_.end()) return std::nullopt;
+  return at == kLatest ? it->second.Latest() : it->second.Get(at);
+}
+
+void Index::Visit(std::string_view start, std::string_view end, Revision at,
+                  const VisitFn& fn) const {
+  std::shared_lock lock(mu_);
+  if (end.empty()) {
+    auto it = keys_.find(start);
+    if (it == keys_.end()) return;
+    auto state = at == kLatest ? it->second.Latest() : it->second.Get(at);
+    if (state) fn(it->first, *state);
+    return;
+  }
+  if (RangeIsEmpty(start, end)) return;
+  const bool to_end = end.size() == 1 && end[0] == '\0';
+  for (auto it = keys_.lower_bound(start); it != keys_.end(); ++it) {
+    if (!to_end && std::string_view(it->first) >= end) break;
+    auto state = at == kLatest ? it->second.Latest() : it->second.Get(at);
+    if (state && !fn(it->first, *state)) return;
+  }
+}
+
+void Index::Apply(const std::vector<Change>& changes) {
+  std::unique_lock lock(mu_);
+  for (const Change& c : changes) {
+    auto it = keys_.find(c.key);
+    if (it == keys_.end()) it = keys_.emplace(c.key, KeyIndex()).first;
+    if (c.tombstone) {
+      it->second.Tombstone(c.rev);
+    } else {
+      it->second.Put(c.rev);
+    }
+  }
+}
+
+util::Status Index::Restore(RevisionPair rev, const RecordView& r, Revision lenient_upto) {
+  std::unique_lock lock(mu_);
+  auto it = keys_.find(r.key);
+  if (it == keys_.end()) it = keys_.emplace(std::string(r.key), KeyIndex()).first;
+  KeyIndex& ki = it->second;
+  const bool lenient = rev.main <= lenient_upto;
+  if (rev <= ki.LastRevision()) return Inconsistent(rev, r.key, "revisions out of order");
+  const std::optional<KeyState> latest = ki.Latest();
+  if (latest) {
+    // Continues the live generation: a put is the next version, a tombstone ends the current
+    // one; both point back at the previous change.
+    const int64_t want_version = r.tombstone ? latest->version : latest->version + 1;
+    if (r.create_revision != latest->create_revision || r.version != want_version ||
+        r.prev != latest->mod) {
+      return Inconsistent(rev, r.key, "does not continue the key's generation");
+    }
+    if (r.tombstone) {
+      ki.Tombstone(rev);
+    } else {
+      ki.Put(rev);
+    }
+    return util::Status::Ok();
+  }
+  if (r.tombstone) {
+    if (!lenient) return Inconsistent(rev, r.key, "deletes a key that does not exist");
+    ki.RestoreTombstone(rev);
+    return util::Status::Ok();
+  }
+  // First record of a generation: a creation unless older records were compacted away.
+  const bool creation = r.version == 1 && r.create_revision == rev.main && r.prev.IsZero();
+  if (!creation && !lenient) return Inconsistent(rev, r.key, "generation starts mid-way");
+  if (r.version < 1 || r.create_revision < 1 || r.create_revision > rev.main) {
+    return Inconsistent(rev, r.key, "bad version or create_revision");
+  }
+  ki.Restore(rev, r.create_revision, r.version);
+  return util::Status::Ok();
+}
+
+std::optional<std::string> Index::CompactChunk(Revision at, const std::string& from,
+                                               size_t max_keys,
+                                               std::vector<RevisionPair>* dropped) {
+  std::unique_lock lock(mu_);
+  auto it = keys_.lower_bound(from);
+  for (size_t n = 0; it != keys_.end() && n < max_keys; ++n) {
+    it->second.Compact(at, dropped);
+    it = it->second.IsEmpty() ? keys_.erase(it) : std::next(it);
+  }
+  if (it == keys_.end()) return std::nullopt;
+  return it->first;
+}
+
+size_t Index::KeyCount() const {
+  std::shared_lock lock(mu_);
+  return keys_.size();
+}
+
+std::vector<RevisionPair> Index::RevisionsForTest(std::string_view key) const {
+  std::shared_lock lock(mu_);
+  auto it = keys_.find(key);
+  return it == keys_.end() ? std::vector<RevisionPair>{} : it->second.AllRevisions();
+}
+
+}  // namespace converge::store

@@ -1,0 +1,184 @@
+#include "store/record.h"
+
+#include <cstring>
+
+#include "store/crc32c.h"
+
+namespace converge::store {
+
+namespace {
+
+constexpr size_t kHeaderSize = 6;  // crc + format + flags
+constexpr uint8_t kFlagTombstone = 1;
+
+size_t VarintSize(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+char* PutVarint(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+bool GetVarint(std::string_view* in, uint64_t* v) {
+  uint64_t result = 0;
+  for (int shift = 0; shift <= 63 && !in->empty(); shift += 7) {
+    const auto byte = static_cast<unsigned char>(in->front());
+    in->remove_prefix(1);
+    result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool GetBytes(std::string_view* in, std::string_view* out) {
+  uint64_t n = 0;
+  if (!GetVarint(in, &n) || n > in->size()) return false;
+  *out = in->substr(0, n);
+  in->remove_prefix(n);
+  return true;
+}
+
+uint32_t LoadLe32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(p[i]);
+  return v;
+}
+
+void StoreLe32(uint32_t v, char* p) {
+  for (int i = 0; i < 4; ++i) {
+    p[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+}
+
+uint32_t RecordChecksum(RevisionPair rev, std::string_view body) {
+  char key[kRevisionKeySize];
+  EncodeRevisionKey(rev, key);
+  return Crc32cExtend(Crc32cExtend(0, key, sizeof(key)), body.data(), body.size());
+}
+
+std::string RevisionText(RevisionPair rev) {
+  return std::to_string(rev.main) + "." + std::to_string(rev.sub);
+}
+
+util::Status Corrupt(RevisionPair rev, std::string_view what) {
+  return util::DataLoss("store: history record at revision " + RevisionText(rev) +
+                        " is corrupt: " + std::string(what));
+}
+
+// Parses everything after the crc. With `with_value` false the value is not looked at.
+util::Status ParseBody(RevisionPair rev, std::string_view in, RecordView* out, bool with_value) {
+  if (in.size() < 2) return Corrupt(rev, "too short");
+  if (static_cast<uint8_t>(in[0]) != kRecordFormat) return Corrupt(rev, "unknown record format");
+  const auto flags = static_cast<uint8_t>(in[1]);
+  in.remove_prefix(2);
+  out->tombstone = (flags & kFlagTombstone) != 0;
+  uint64_t create = 0, version = 0, lease = 0, prev_main = 0, prev_sub = 0;
+  if (!GetBytes(&in, &out->key) || !GetVarint(&in, &create) || !GetVarint(&in, &version) ||
+      !GetVarint(&in, &lease) || !GetVarint(&in, &prev_main) || !GetVarint(&in, &prev_sub)) {
+    return Corrupt(rev, "truncated header");
+  }
+  out->create_revision = static_cast<Revision>(create);
+  out->version = static_cast<int64_t>(version);
+  out->lease = static_cast<int64_t>(lease);
+  out->prev = RevisionPair{static_cast<Revision>(prev_main), static_cast<int64_t>(prev_sub)};
+  out->value = {};
+  if (with_value) {
+    if (!GetBytes(&in, &out->value) || !in.empty()) return Corrupt(rev, "bad value length");
+  }
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+size_t EncodedRecordSize(const RecordView& r) {
+  return kHeaderSize + VarintSize(r.key.size()) + r.key.size() +
+         VarintSize(static_cast<uint64_t>(r.create_revision)) +
+         VarintSize(static_cast<uint64_t>(r.version)) + VarintSize(static_cast<uint64_t>(r.lease)) +
+         VarintSize(static_cast<uint64_t>(r.prev.main)) +
+         VarintSize(static_cast<uint64_t>(r.prev.sub)) + VarintSize(r.value.size()) +
+         r.value.size();
+}
+
+void EncodeRecord(RevisionPair rev, const RecordView& r, char* out) {
+  char* p = out + 4;
+  *p++ = static_cast<char>(kRecordFormat);
+  *p++ = static_cast<char>(r.tombstone ? kFlagTombstone : 0);
+  p = PutVarint(p, r.key.size());
+  std::memcpy(p, r.key.data(), r.key.size());
+  p += r.key.size();
+  p = PutVarint(p, static_cast<uint64_t>(r.create_revision));
+  p = PutVarint(p, static_cast<uint64_t>(r.version));
+  p = PutVarint(p, static_cast<uint64_t>(r.lease));
+  p = PutVarint(p, static_cast<uint64_t>(r.prev.main));
+  p = PutVarint(p, static_cast<uint64_t>(r.prev.sub));
+  p = PutVarint(p, r.value.size());
+  if (!r.value.empty()) std::memcpy(p, r.value.data(), r.value.size());
+  p += r.value.size();
+  StoreLe32(RecordChecksum(rev, std::string_view(out + 4, static_cast<size_t>(p - out - 4))), out);
+}
+
+std::string EncodeRecord(RevisionPair rev, const RecordView& record) {
+  std::string out(EncodedRecordSize(record), '\0');
+  EncodeRecord(rev, record, out.data());
+  return out;
+}
+
+util::Status DecodeRecord(RevisionPair rev, std::string_view bytes, RecordView* out,
+                          bool verify_checksum) {
+  if (bytes.size() < kHeaderSize) return Corrupt(rev, "too short");
+  if (verify_checksum && LoadLe32(bytes.data()) != RecordChecksum(rev, bytes.substr(4))) {
+    return Corrupt(rev, "checksum mismatch");
+  }
+  return ParseBody(rev, bytes.substr(4), out, /*with_value=*/true);
+}
+
+util::Status DecodeRecordHeader(RevisionPair rev, std::string_view bytes, RecordView* out) {
+  if (bytes.size() < kHeaderSize) return Corrupt(rev, "too short");
+  return ParseBody(rev, bytes.substr(4), out, /*with_value=*/false);
+}
+
+KeyValuePtr MakeKeyValue(RevisionPair rev, const RecordView& r, bool keys_only) {
+  auto kv = std::make_shared<KeyValue>();
+  kv->key.assign(r.key);
+  if (!keys_only) kv->value.assign(r.value);
+  kv->create_revision = r.create_revision;
+  kv->mod_revision = rev.main;
+  kv->version = r.version;
+  kv->lease = r.lease;
+  return kv;
+}
+
+std::string EncodeMetaU64(std::string_view name, uint64_t value) {
+  std::string out(12, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((value >> (8 * i)) & 0xff);
+  const uint32_t crc = Crc32cExtend(Crc32c(name), out.data(), 8);
+  StoreLe32(crc, out.data() + 8);
+  return out;
+}
+
+util::Status DecodeMetaU64(std::string_view name, std::string_view bytes, uint64_t* value) {
+  if (bytes.size() != 12 ||
+      LoadLe32(bytes.data() + 8) != Crc32cExtend(Crc32c(name), bytes.data(), 8)) {
+    return util::DataLoss("store: meta value '" + std::string(name) + "' is corrupt");
+  }
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(bytes[i]);
+  *value = v;
+  return util::Status::Ok();
+}
+
+}  // namespace converge::store

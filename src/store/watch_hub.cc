@@ -1,0 +1,453 @@
+#include "store/watch_hub.h"
+
+#include <algorithm>
+
+#include "store/revision.h"
+
+namespace converge::store {
+
+namespace {
+
+struct LogEntry {
+  Revision rev = 0;
+  std::shared_ptr<const std::vector<Event>> events;
+  uint64_t end_count = 0;  // events appended to the group up to and including this entry
+};
+
+WatchResponse CanceledResponse(Revision header, const char* reason, Revision compact = 0) {
+  WatchResponse r;
+  r.header_revision = header;
+  r.canceled = true;
+  r.cancel_reason = reason;
+  r.compact_revision = compact;
+  return r;
+}
+
+}  // namespace
+
+struct WatchHub::Group {
+  Group(std::string k, std::string e, Revision covered)
+      : key(std::move(k)), end(std::move(e)), covered_from(covered) {}
+  uint64_t end_seq() const { return base_seq + log.size(); }
+  const LogEntry& at(uint64_t seq) const { return log[seq - base_seq]; }
+
+  const std::string key;
+  const std::string end;
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::deque<LogEntry> log;       // guarded by mu
+  uint64_t base_seq = 0;          // guarded by mu: sequence number of log.front()
+  uint64_t trimmed_count = 0;     // guarded by mu: end_count of the last dropped entry
+  Revision covered_from;          // guarded by mu: every matching event >= it is in log
+  std::vector<Watcher*> members;  // guarded by mu (changed with the hub's mu_ held too)
+  bool closed = false;            // guarded by mu
+};
+
+// One watch stream. The consumer thread (the one calling Next) owns next_rev_, done_ and
+// final_; group_ changes only under the hub's mu_ by the consumer, cursor_ only under
+// group_->mu.
+class WatchHub::Watcher final : public WatchStream {
+ public:
+  Watcher(std::shared_ptr<WatchHub> hub, const WatchRequest& req, Revision next_rev,
+          std::optional<WatchResponse> final_response)
+      : hub_(std::move(hub)),
+        key_(req.key),
+        end_(req.range_end),
+        prev_kv_(req.prev_kv),
+        progress_notify_(req.progress_notify),
+        next_rev_(next_rev),
+        final_(std::move(final_response)) {}
+
+  ~Watcher() override { hub_->Forget(this); }
+
+  util::StatusOr<WatchResponse> Next(std::stop_token stop) override;
+
+  void RequestProgress() override {
+    progress_requested_.store(true);
+    hub_->Wake(this);
+  }
+
+  void Cancel() override {
+    cancel_requested_.store(true);
+    hub_->Wake(this);
+  }
+
+ private:
+  friend class WatchHub;
+  util::StatusOr<WatchResponse> NextSynced(std::stop_token stop);
+  WatchResponse Finish(WatchResponse response) {
+    done_ = true;
+    hub_->Leave(this);
+    return response;
+  }
+  void AppendEvents(const std::vector<Event>& events, WatchResponse* resp) const {
+    for (const Event& e : events) {
+      if (prev_kv_) {
+        resp->events.push_back(e);
+      } else {
+        resp->events.push_back(Event{e.type, e.kv, nullptr});
+      }
+    }
+  }
+
+  // Constant after construction.
+  const std::shared_ptr<WatchHub> hub_;
+  const std::string key_;
+  const std::string end_;
+  const bool prev_kv_;
+  const bool progress_notify_;
+
+  Revision next_rev_;                   // consumer thread
+  bool done_ = false;                   // consumer thread
+  std::optional<WatchResponse> final_;  // consumer thread
+  std::shared_ptr<Group> group_;        // see class comment
+  uint64_t cursor_ = 0;                 // guarded by group_->mu
+
+  std::atomic<bool> cancel_requested_{false};
+  std::atomic<bool> progress_requested_{false};
+};
+
+util::StatusOr<WatchResponse> WatchHub::Watcher::Next(std::stop_token stop) {
+  if (done_) return util::Cancelled("watch: stream was canceled");
+  if (final_) {
+    WatchResponse r = std::move(*final_);
+    final_.reset();
+    return Finish(std::move(r));
+  }
+  while (group_ == nullptr) {
+    if (cancel_requested_.load()) {
+      Finish(WatchResponse{});
+      return util::Cancelled("watch: canceled by the client");
+    }
+    if (stop.stop_requested()) return util::Cancelled("watch: stop requested");
+    Revision to = 0;
+    switch (hub_->TryJoin(this, &to)) {
+      case Join::kJoined: break;
+      case Join::kStopped: return util::Unavailable("watch: the store is shutting down");
+      case Join::kNeedHistory: {
+        CONVERGE_ASSIGN_OR_RETURN(HistorySource::Chunk chunk, hub_->ReadHistory(*this, to));
+        if (chunk.compacted != 0) {
+          return Finish(CanceledResponse(to, kCancelReasonCompacted, chunk.compacted));
+        }
+        next_rev_ = chunk.next;
+        if (!chunk.events.empty()) {
+          WatchResponse r;
+          r.header_revision = to;
+          r.events = std::move(chunk.events);
+          return r;
+        }
+        break;
+      }
+    }
+  }
+  return NextSynced(std::move(stop));
+}
+
+util::StatusOr<WatchResponse> WatchHub::Watcher::NextSynced(std::stop_token stop) {
+  Group& g = *group_;
+  std::unique_lock lock(g.mu);
+  while (true) {
+    if (cursor_ < g.base_seq) {
+      const Revision header = std::max(hub_->notified_revision(), next_rev_ - 1);
+      lock.unlock();
+      return Finish(CanceledResponse(header, kCancelReasonSlow));
+    }
+    while (cursor_ < g.end_seq() && g.at(cursor_).rev < next_rev_) ++cursor_;
+    if (cursor_ < g.end_seq()) {
+      WatchResponse r;
+      const size_t max_events = hub_->options_.max_events_per_response;
+      while (cursor_ < g.end_seq() && (r.events.empty() || r.events.size() < max_events)) {
+        const LogEntry& e = g.at(cursor_++);
+        AppendEvents(*e.events, &r);
+        next_rev_ = e.rev + 1;
+      }
+      r.header_revision = std::max(hub_->notified_revision(), next_rev_ - 1);
+      return r;
+    }
+    if (cancel_requested_.load()) {
+      lock.unlock();
+      Finish(WatchResponse{});
+      return util::Cancelled("watch: canceled by the client");
+    }
+    if (g.closed) return util::Unavailable("watch: the store is shutting down");
+    if (progress_requested_.exchange(false)) {
+      // Every entry appended before the notified revision was published is consumed.
+      WatchResponse r;
+      r.header_revision = std::max(hub_->notified_revision(), next_rev_ - 1);
+      return r;
+    }
+    if (stop.stop_requested()) return util::Cancelled("watch: stop requested");
+    g.cv.wait(lock, stop, [&] {
+      return cursor_ < g.base_seq || cursor_ < g.end_seq() || cancel_requested_.load() ||
+             g.closed || progress_requested_.load();
+    });
+  }
+}
+
+WatchHub::WatchHub(Options options, HistorySource* history)
+    : options_(options),
+      clock_(options.clock != nullptr ? options.clock : &util::RealClock()),
+      history_(history) {}
+
+WatchHub::~WatchHub() {
+  Stop();
+}
+
+void WatchHub::Start(Revision notified) {
+  notified_.store(notified, std::memory_order_release);
+  notifier_ = std::thread([this] { NotifierLoop(); });
+}
+
+void WatchHub::Stop() {
+  {
+    std::lock_guard lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (notifier_.joinable()) notifier_.join();  // delivers what was queued first
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+    auto close = [](Group& g) {
+      std::lock_guard glock(g.mu);
+      g.closed = true;
+      g.cv.notify_all();
+    };
+    for (auto& [key, g] : single_groups_) close(*g);
+    for (auto& [key, g] : range_groups_) close(*g);
+  }
+  std::unique_lock history_lock(history_mu_);
+  history_closed_ = true;
+}
+
+void WatchHub::Publish(Revision last, std::vector<RevisionEventsPtr> revisions) {
+  {
+    std::lock_guard lock(queue_mu_);
+    if (stopping_) return;
+    queue_.push_back(Batch{last, std::move(revisions)});
+  }
+  queue_cv_.notify_one();
+}
+
+util::StatusOr<std::unique_ptr<WatchStream>> WatchHub::Watch(const WatchRequest& req,
+                                                             Revision current, Revision compact) {
+  {
+    std::lock_guard lock(mu_);
+    if (stopped_) return util::Unavailable("watch: the store is shutting down");
+    ++watchers_;
+  }
+  std::optional<WatchResponse> final_response;
+  if (req.start_revision != 0 && req.start_revision < compact) {
+    final_response = CanceledResponse(current, kCancelReasonCompacted, compact);
+  }
+  const Revision next = req.start_revision == 0 ? current + 1 : req.start_revision;
+  return std::unique_ptr<WatchStream>(
+      new Watcher(shared_from_this(), req, next, std::move(final_response)));
+}
+
+size_t WatchHub::WatcherCountForTest() const {
+  std::lock_guard lock(mu_);
+  return watchers_;
+}
+
+size_t WatchHub::GroupCountForTest() const {
+  std::lock_guard lock(mu_);
+  return single_groups_.size() + range_groups_.size();
+}
+
+WatchHub::Join WatchHub::TryJoin(Watcher* w, Revision* to) {
+  std::lock_guard lock(mu_);
+  if (stopped_) return Join::kStopped;
+  const Revision notified = notified_.load(std::memory_order_relaxed);
+  std::shared_ptr<Group> g;
+  if (w->end_.empty()) {
+    auto it = single_groups_.find(w->key_);
+    if (it != single_groups_.end()) g = it->second;
+  } else {
+    auto it = range_groups_.find({w->key_, w->end_});
+    if (it != range_groups_.end()) g = it->second;
+  }
+  if (w->next_rev_ <= notified) {
+    // Older events are due: join only if the group's log still holds all of them.
+    if (g == nullptr) {
+      *to = notified;
+      return Join::kNeedHistory;
+    }
+    std::lock_guard glock(g->mu);
+    if (g->covered_from > w->next_rev_) {
+      *to = notified;
+      return Join::kNeedHistory;
+    }
+    uint64_t seq = g->base_seq;
+    while (seq < g->end_seq() && g->at(seq).rev < w->next_rev_) ++seq;
+    w->cursor_ = seq;
+    g->members.push_back(w);
+    w->group_ = std::move(g);
+    return Join::kJoined;
+  }
+  if (g == nullptr) {
+    g = std::make_shared<Group>(w->key_, w->end_, notified + 1);
+    if (w->end_.empty()) {
+      single_groups_.emplace(w->key_, g);
+    } else {
+      range_groups_.emplace(std::make_pair(w->key_, w->end_), g);
+    }
+  }
+  std::lock_guard glock(g->mu);
+  w->cursor_ = g->end_seq();
+  g->members.push_back(w);
+  w->group_ = std::move(g);
+  return Join::kJoined;
+}
+
+void WatchHub::Forget(Watcher* w) {
+  Leave(w);
+  std::lock_guard lock(mu_);
+  --watchers_;
+}
+
+void WatchHub::Leave(Watcher* w) {
+  std::lock_guard lock(mu_);
+  std::shared_ptr<Group> g = std::move(w->group_);
+  w->group_ = nullptr;
+  if (g != nullptr) {
+    bool empty = false;
+    {
+      std::lock_guard glock(g->mu);
+      auto& m = g->members;
+      m.erase(std::remove(m.begin(), m.end(), w), m.end());
+      empty = m.empty();
+    }
+    if (empty) {
+      if (g->end.empty()) {
+        single_groups_.erase(g->key);
+      } else {
+        range_groups_.erase({g->key, g->end});
+      }
+    }
+  }
+}
+
+void WatchHub::Wake(Watcher* w) {
+  std::lock_guard lock(mu_);
+  if (w->group_ == nullptr) return;
+  std::lock_guard glock(w->group_->mu);
+  w->group_->cv.notify_all();
+}
+
+util::StatusOr<HistorySource::Chunk> WatchHub::ReadHistory(const Watcher& w, Revision to) {
+  std::shared_lock lock(history_mu_);
+  if (history_closed_) return util::Unavailable("watch: the store is shutting down");
+  return history_->ReadHistory(w.key_, w.end_, w.next_rev_, to, w.prev_kv_,
+                               options_.max_events_per_response);
+}
+
+void WatchHub::NotifierLoop() {
+  const bool progress = options_.progress_interval.count() > 0;
+  util::Clock::TimePoint next_tick = clock_->Now() + options_.progress_interval;
+  while (true) {
+    std::deque<Batch> work;
+    bool stopping = false;
+    {
+      std::unique_lock lock(queue_mu_);
+      while (queue_.empty() && !stopping_) {
+        if (!progress) {
+          queue_cv_.wait(lock);
+        } else {
+          if (clock_->Now() >= next_tick) break;
+          clock_->WaitUntil(queue_cv_, lock, next_tick);
+        }
+      }
+      work.swap(queue_);
+      stopping = stopping_;
+    }
+    for (const Batch& batch : work) Fanout(batch);
+    if (stopping) return;
+    if (progress && clock_->Now() >= next_tick) {
+      ProgressTick();
+      next_tick = clock_->Now() + options_.progress_interval;
+    }
+  }
+}
+
+void WatchHub::Fanout(const Batch& batch) {
+  std::lock_guard lock(mu_);
+  std::unordered_map<Group*, std::vector<LogEntry>> pending;
+  for (const RevisionEventsPtr& rev : batch.revisions) {
+    if (!single_groups_.empty()) {
+      for (const Event& e : rev->events) {
+        auto it = single_groups_.find(e.kv->key);
+        if (it == single_groups_.end()) continue;
+        pending[it->second.get()].push_back(
+            LogEntry{rev->revision, std::make_shared<const std::vector<Event>>(1, e), 0});
+      }
+    }
+    for (auto& [range, g] : range_groups_) {
+      size_t matches = 0;
+      for (const Event& e : rev->events) matches += KeyInRange(e.kv->key, g->key, g->end);
+      if (matches == 0) continue;
+      std::shared_ptr<const std::vector<Event>> events;
+      if (matches == rev->events.size()) {
+        events = std::shared_ptr<const std::vector<Event>>(rev, &rev->events);  // aliasing
+      } else {
+        auto filtered = std::make_shared<std::vector<Event>>();
+        filtered->reserve(matches);
+        for (const Event& e : rev->events) {
+          if (KeyInRange(e.kv->key, g->key, g->end)) filtered->push_back(e);
+        }
+        events = std::move(filtered);
+      }
+      pending[g.get()].push_back(LogEntry{rev->revision, std::move(events), 0});
+    }
+  }
+  for (auto& [g, entries] : pending) {
+    {
+      std::lock_guard glock(g->mu);
+      uint64_t count = g->log.empty() ? g->trimmed_count : g->log.back().end_count;
+      for (LogEntry& e : entries) {
+        count += e.events->size();
+        e.end_count = count;
+        g->log.push_back(std::move(e));
+      }
+      TrimLocked(*g);
+    }
+    g->cv.notify_all();
+  }
+  notified_.store(batch.last, std::memory_order_release);
+}
+
+void WatchHub::TrimLocked(Group& g) {
+  auto drop_front = [&g] {
+    g.trimmed_count = g.log.front().end_count;
+    g.covered_from = g.log.front().rev + 1;
+    g.log.pop_front();
+    ++g.base_seq;
+  };
+  // Entries every member has read.
+  uint64_t min_cursor = g.end_seq();
+  for (const Watcher* w : g.members) min_cursor = std::min(min_cursor, w->cursor_);
+  while (!g.log.empty() && g.base_seq < min_cursor) drop_front();
+  // The buffer bound: members still before a dropped entry are cancelled as slow.
+  while (g.log.size() > 1 && g.log.back().end_count - g.trimmed_count > options_.watcher_buffer) {
+    drop_front();
+  }
+}
+
+void WatchHub::ProgressTick() {
+  std::lock_guard lock(mu_);
+  auto tick = [](Group& g) {
+    std::lock_guard glock(g.mu);
+    bool any = false;
+    for (Watcher* w : g.members) {
+      if (w->progress_notify_) {
+        w->progress_requested_.store(true);
+        any = true;
+      }
+    }
+    if (any) g.cv.notify_all();
+  };
+  for (auto& [key, g] : single_groups_) tick(*g);
+  for (auto& [key, g] : range_groups_) tick(*g);
+}
+
+}  // namespace converge::store
