@@ -62,6 +62,7 @@ class EmbeddedStoreTest : public ::testing::Test {
   }
 
   TempDir dir_;
+  util::FakeClock clock_;  // outlives store_, whose notifier may wait on it
   std::unique_ptr<EmbeddedStore> store_;
 };
 
@@ -153,9 +154,8 @@ TEST_F(EmbeddedStoreTest, ASecondOpenOfTheSameDirectoryFails) {
 }
 
 TEST_F(EmbeddedStoreTest, PeriodicProgressNotificationsFollowTheClock) {
-  util::FakeClock clock;
   EmbeddedStoreOptions options = TestStoreOptions(dir_.path());
-  options.clock = &clock;
+  options.clock = &clock_;
   options.progress_interval = std::chrono::seconds(5);
   Open(options);
   Put("a", "1");
@@ -173,7 +173,7 @@ TEST_F(EmbeddedStoreTest, PeriodicProgressNotificationsFollowTheClock) {
   Put("a", "2");
   ASSERT_EQ(NextOrTimeout(**with)->events.size(), 1u);
   ASSERT_EQ(NextOrTimeout(**without)->events.size(), 1u);
-  clock.Step(std::chrono::seconds(6));
+  clock_.Step(std::chrono::seconds(6));
   auto progress = NextOrTimeout(**with);
   ASSERT_TRUE(progress.ok());
   EXPECT_TRUE(progress->IsProgressNotify());
