@@ -1,0 +1,222 @@
+#include "api/merge_patch.h"
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+
+namespace converge::api {
+namespace {
+
+namespace json = boost::json;
+
+util::Status CheckDepth(const json::value& v, std::string_view what) {
+  if (JsonNestingDepth(v) > kMaxPatchNestingDepth) {
+    return util::InvalidArgument(std::string(what) + " nests deeper than " +
+                                 std::to_string(kMaxPatchNestingDepth) + " levels");
+  }
+  return util::Status::Ok();
+}
+
+// Merges `patch` into `doc` member by member. Recursion is bounded by the nesting depth of the
+// inputs, which the callers checked.
+void MergeObjectInto(json::object& doc, const json::object& patch) {
+  for (const json::key_value_pair& member : patch) {
+    const json::value& patch_value = member.value();
+    if (patch_value.is_null()) {
+      doc.stable_erase(member.key());
+      continue;
+    }
+    json::value* current = doc.if_contains(member.key());
+    if (current != nullptr && current->is_object() && patch_value.is_object()) {
+      MergeObjectInto(current->get_object(), patch_value.get_object());
+      continue;
+    }
+    json::value replacement(patch_value, doc.storage());
+    RemoveNullMembers(replacement);
+    if (current != nullptr) {
+      *current = std::move(replacement);
+    } else {
+      doc.emplace(member.key(), std::move(replacement));
+    }
+  }
+}
+
+void DiffObjects(const json::object& original, const json::object& modified, json::object& patch) {
+  for (const json::key_value_pair& member : modified) {
+    const json::value* before = original.if_contains(member.key());
+    if (before != nullptr && before->is_object() && member.value().is_object()) {
+      json::object sub(patch.storage());
+      DiffObjects(before->get_object(), member.value().get_object(), sub);
+      if (!sub.empty()) patch.emplace(member.key(), std::move(sub));
+      continue;
+    }
+    if (before == nullptr || !JsonEqual(*before, member.value())) {
+      patch.emplace(member.key(), member.value());
+    }
+  }
+  for (const json::key_value_pair& member : original) {
+    if (!modified.contains(member.key())) patch.emplace(member.key(), nullptr);
+  }
+}
+
+bool NumbersEqual(const json::value& a, const json::value& b) {
+  if (!a.is_double() && !b.is_double()) return a == b;  // int64/uint64 compare by value
+  if (a.is_double() && b.is_double()) return a.get_double() == b.get_double();
+  const double d = a.is_double() ? a.get_double() : b.get_double();
+  const json::value& integer = a.is_double() ? b : a;
+  if (d != std::trunc(d)) return false;  // also false for NaN
+  if (integer.is_int64()) {
+    // [-2^63, 2^63): the doubles that convert to int64 without overflow.
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0)) return false;
+    return static_cast<std::int64_t>(d) == integer.get_int64();
+  }
+  if (!(d >= 0 && d < 18446744073709551616.0)) return false;
+  return static_cast<std::uint64_t>(d) == integer.get_uint64();
+}
+
+bool IsNumber(const json::value& v) {
+  return v.is_int64() || v.is_uint64() || v.is_double();
+}
+
+}  // namespace
+
+util::StatusOr<json::value> ApplyMergePatch(const json::value& original, const json::value& patch) {
+  if (!patch.is_object() && !patch.is_array()) {
+    // Upstream's jsonpatch.MergePatch rejects null and scalar patches with this message.
+    return util::InvalidArgument("Invalid JSON Patch");
+  }
+  CONVERGE_RETURN_IF_ERROR(CheckDepth(patch, "patch"));
+  CONVERGE_RETURN_IF_ERROR(CheckDepth(original, "document"));
+  if (patch.is_array() || !original.is_object()) {
+    json::value result(patch, json::storage_ptr());
+    RemoveNullMembers(result);
+    return result;
+  }
+  json::value result(original, json::storage_ptr());
+  MergeObjectInto(result.get_object(), patch.get_object());
+  return result;
+}
+
+util::StatusOr<json::value> CreateMergePatch(const json::value& original,
+                                             const json::value& modified) {
+  if (!original.is_object() || !modified.is_object()) {
+    return util::InvalidArgument("a merge patch can only be computed between two objects");
+  }
+  CONVERGE_RETURN_IF_ERROR(CheckDepth(original, "original document"));
+  CONVERGE_RETURN_IF_ERROR(CheckDepth(modified, "modified document"));
+  json::value patch(json::object_kind);
+  DiffObjects(original.get_object(), modified.get_object(), patch.get_object());
+  return patch;
+}
+
+int JsonNestingDepth(const json::value& v, int cap) {
+  int max_depth = 0;
+  std::vector<std::pair<const json::value*, int>> stack;
+  stack.emplace_back(&v, 0);
+  while (!stack.empty()) {
+    auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (node->is_object()) {
+      const int inner = depth + 1;
+      if (inner > max_depth) max_depth = inner;
+      if (max_depth > cap) return cap + 1;
+      for (const json::key_value_pair& member : node->get_object()) {
+        if (member.value().is_structured()) stack.emplace_back(&member.value(), inner);
+      }
+    } else if (node->is_array()) {
+      const int inner = depth + 1;
+      if (inner > max_depth) max_depth = inner;
+      if (max_depth > cap) return cap + 1;
+      for (const json::value& element : node->get_array()) {
+        if (element.is_structured()) stack.emplace_back(&element, inner);
+      }
+    }
+  }
+  return max_depth;
+}
+
+bool JsonEqual(const json::value& a, const json::value& b) {
+  std::vector<std::pair<const json::value*, const json::value*>> stack;
+  stack.emplace_back(&a, &b);
+  while (!stack.empty()) {
+    auto [x, y] = stack.back();
+    stack.pop_back();
+    if (IsNumber(*x) && IsNumber(*y)) {
+      if (!NumbersEqual(*x, *y)) return false;
+      continue;
+    }
+    if (x->kind() != y->kind()) return false;
+    switch (x->kind()) {
+      case json::kind::object: {
+        const json::object& xo = x->get_object();
+        const json::object& yo = y->get_object();
+        if (xo.size() != yo.size()) return false;
+        for (const json::key_value_pair& member : xo) {
+          const json::value* other = yo.if_contains(member.key());
+          if (other == nullptr) return false;
+          stack.emplace_back(&member.value(), other);
+        }
+        break;
+      }
+      case json::kind::array: {
+        const json::array& xa = x->get_array();
+        const json::array& ya = y->get_array();
+        if (xa.size() != ya.size()) return false;
+        for (std::size_t i = 0; i < xa.size(); ++i) stack.emplace_back(&xa[i], &ya[i]);
+        break;
+      }
+      default:
+        if (*x != *y) return false;
+    }
+  }
+  return true;
+}
+
+void RemoveNullMembers(json::value& v) {
+  std::vector<json::value*> stack{&v};
+  while (!stack.empty()) {
+    json::value* node = stack.back();
+    stack.pop_back();
+    if (node->is_object()) {
+      json::object& object = node->get_object();
+      bool has_null = false;
+      for (const json::key_value_pair& member : object) has_null |= member.value().is_null();
+      if (has_null) {
+        json::object pruned(object.storage());
+        pruned.reserve(object.size());
+        for (json::key_value_pair& member : object) {
+          if (!member.value().is_null()) pruned.emplace(member.key(), std::move(member.value()));
+        }
+        object = std::move(pruned);
+      }
+      for (json::key_value_pair& member : object) {
+        if (member.value().is_structured()) stack.push_back(&member.value());
+      }
+    } else if (node->is_array()) {
+      for (json::value& element : node->get_array()) {
+        if (element.is_structured()) stack.push_back(&element);
+      }
+    }
+  }
+}
+
+util::StatusOr<json::value> ParsePatchBody(std::string_view body) {
+  json::parse_options options;
+  options.max_depth = kMaxPatchNestingDepth;
+  boost::system::error_code ec;
+  json::value parsed = json::parse(body, ec, json::storage_ptr(), options);
+  if (ec) {
+    if (ec == json::error::too_deep) {
+      return util::InvalidArgument("error decoding patch: exceeded max depth of " +
+                                   std::to_string(kMaxPatchNestingDepth));
+    }
+    return util::InvalidArgument("error decoding patch: " + ec.message());
+  }
+  return parsed;
+}
+
+}  // namespace converge::api
