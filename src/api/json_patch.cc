@@ -334,7 +334,11 @@ class Applier {
       return DoesNotApply("move operation does not apply: doc is missing destination path: " +
                           *path + std::string(kMissingValue));
     }
-    CONVERGE_RETURN_IF_ERROR(CheckPlacement(*target, value, *path));
+    // Moving no deeper than the source cannot deepen the document; only then is the (possibly
+    // large) value's depth worth measuring.
+    if (target->depth > source->depth) {
+      CONVERGE_RETURN_IF_ERROR(CheckPlacement(*target, value, *path));
+    }
     util::Status s = Add(*target, std::move(value));
     if (!s.ok()) return Wrap("error in move for path: '" + *path + "'", s);
     return s;

@@ -9,9 +9,12 @@
 //   - an `add`/`replace` without "value" uses null.
 //   - negative array indices count from the end (-1 is the last element; for `add`, -1 appends);
 //     indices may carry a sign or leading zeros ("+1", "01"), as Go's strconv.Atoi allows.
-//   - `replace` and `test` with the empty path act on the whole document; `add`/`remove`/`move`/
-//     `copy` with the empty path fail.
+//   - `replace` and `test` with the empty path act on the whole document (a `replace` there must
+//     carry an object or array); `add`/`remove`/`move`/`copy` with the empty path fail.
 //   - copies may add at most kMaxJsonPatchCopyBytes (serialized) in total.
+//   - a `null` patch has no operations; unknown members of an operation are ignored (RFC A.11).
+//     Upstream's fieldValidation=Strict additionally rejects unknown and duplicate members with
+//     422; that check belongs to the handler's strict decoding.
 // Where upstream does something accidental we follow the RFC instead, and fail: `copy` from a
 // missing member (upstream copies null) and pointers without a leading "/" (upstream ignores
 // their first segment).

@@ -316,6 +316,14 @@ TEST(JsonPatchTest, DocumentsStayWithinNestingLimit) {
   util::StatusOr<json::value> beside =
       ApplyJsonPatch(*deep, J(R"([{"op":"copy","from":"/a","path":"/b"}])"));
   EXPECT_TRUE(beside.ok()) << beside.status().ToString();
+  // Moves may not deepen it past the limit either; moving sideways is always fine.
+  json::value pair(json::object_kind);
+  pair.get_object()["a"] = ParsePatchBody(NestedObjects(kMaxPatchNestingDepth - 1)).value();
+  pair.get_object()["b"] = json::object();
+  EXPECT_TRUE(ApplyJsonPatch(pair, J(R"([{"op":"move","from":"/a","path":"/c"}])")).ok());
+  EXPECT_EQ(ApplyJsonPatch(pair, J(R"([{"op":"move","from":"/a","path":"/b/c"}])")).status().code(),
+            util::Code::kFailedPrecondition);
+
   for (std::string_view op : {R"([{"op":"copy","from":"/a","path":"/a/b"}])",
                               R"([{"op":"add","path":"/a/a/a/b","value":null}])"}) {
     json::value patch = J(op);

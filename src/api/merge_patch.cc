@@ -21,46 +21,80 @@ util::Status CheckDepth(const json::value& v, std::string_view what) {
   return util::Status::Ok();
 }
 
-// Merges `patch` into `doc` member by member. Recursion is bounded by the nesting depth of the
-// inputs, which the callers checked.
+// Merges `patch` into `doc` member by member, depth first. Iterative: pending merges of nested
+// objects are queued once their parent has finished changing (adding or removing members may
+// move an object's storage, so pointers are taken only after that).
 void MergeObjectInto(json::object& doc, const json::object& patch) {
-  for (const json::key_value_pair& member : patch) {
-    const json::value& patch_value = member.value();
-    if (patch_value.is_null()) {
-      doc.stable_erase(member.key());
-      continue;
+  std::vector<std::pair<json::object*, const json::object*>> pending{{&doc, &patch}};
+  std::vector<std::pair<std::string_view, const json::object*>> nested;
+  while (!pending.empty()) {
+    auto [target, changes] = pending.back();
+    pending.pop_back();
+    nested.clear();
+    for (const json::key_value_pair& member : *changes) {
+      const json::value& patch_value = member.value();
+      if (patch_value.is_null()) {
+        target->stable_erase(member.key());
+        continue;
+      }
+      json::value* current = target->if_contains(member.key());
+      if (current != nullptr && current->is_object() && patch_value.is_object()) {
+        nested.emplace_back(member.key(), &patch_value.get_object());
+        continue;
+      }
+      json::value replacement(patch_value, target->storage());
+      RemoveNullMembers(replacement);
+      if (current != nullptr) {
+        *current = std::move(replacement);
+      } else {
+        target->emplace(member.key(), std::move(replacement));
+      }
     }
-    json::value* current = doc.if_contains(member.key());
-    if (current != nullptr && current->is_object() && patch_value.is_object()) {
-      MergeObjectInto(current->get_object(), patch_value.get_object());
-      continue;
-    }
-    json::value replacement(patch_value, doc.storage());
-    RemoveNullMembers(replacement);
-    if (current != nullptr) {
-      *current = std::move(replacement);
-    } else {
-      doc.emplace(member.key(), std::move(replacement));
+    for (auto it = nested.rbegin(); it != nested.rend(); ++it) {
+      pending.emplace_back(&target->at(it->first).get_object(), it->second);
     }
   }
 }
 
-void DiffObjects(const json::object& original, const json::object& modified, json::object& patch) {
-  for (const json::key_value_pair& member : modified) {
-    const json::value* before = original.if_contains(member.key());
-    if (before != nullptr && before->is_object() && member.value().is_object()) {
-      json::object sub(patch.storage());
-      DiffObjects(before->get_object(), member.value().get_object(), sub);
-      if (!sub.empty()) patch.emplace(member.key(), std::move(sub));
+// The merge patch from `original` to `modified`, depth first. Iterative; a nested diff is added to
+// its parent's patch when it is complete, and only if it is not empty.
+json::object DiffObjects(const json::object& original, const json::object& modified) {
+  struct Frame {
+    const json::object* before;
+    const json::object* after;
+    json::object patch;
+    std::size_t next = 0;    // the next member of `after` to compare
+    std::size_t parent = 0;  // index of the parent frame (unused for the root)
+    std::string_view key;    // this frame's member in the parent
+  };
+  std::vector<Frame> stack;
+  stack.push_back(Frame{&original, &modified, json::object(), 0, 0, {}});
+  json::object result;
+  while (!stack.empty()) {
+    const std::size_t top = stack.size() - 1;
+    if (stack[top].next < stack[top].after->size()) {
+      const json::key_value_pair& member = *(stack[top].after->begin() + stack[top].next++);
+      const json::value* before = stack[top].before->if_contains(member.key());
+      if (before != nullptr && before->is_object() && member.value().is_object()) {
+        stack.push_back(Frame{&before->get_object(), &member.value().get_object(), json::object(),
+                              0, top, member.key()});
+      } else if (before == nullptr || !JsonEqual(*before, member.value())) {
+        stack[top].patch.emplace(member.key(), member.value());
+      }
       continue;
     }
-    if (before == nullptr || !JsonEqual(*before, member.value())) {
-      patch.emplace(member.key(), member.value());
+    Frame done = std::move(stack[top]);
+    stack.pop_back();
+    for (const json::key_value_pair& member : *done.before) {
+      if (!done.after->contains(member.key())) done.patch.emplace(member.key(), nullptr);
+    }
+    if (stack.empty()) {
+      result = std::move(done.patch);
+    } else if (!done.patch.empty()) {
+      stack[done.parent].patch.emplace(done.key, std::move(done.patch));
     }
   }
-  for (const json::key_value_pair& member : original) {
-    if (!modified.contains(member.key())) patch.emplace(member.key(), nullptr);
-  }
+  return result;
 }
 
 bool NumbersEqual(const json::value& a, const json::value& b) {
@@ -80,6 +114,23 @@ bool NumbersEqual(const json::value& a, const json::value& b) {
 
 bool IsNumber(const json::value& v) {
   return v.is_int64() || v.is_uint64() || v.is_double();
+}
+
+// Boost.JSON 1.81 parses a number too large for a double (1e999) as infinity, and would later
+// serialize it as `Infinity`, which is not JSON. Go's decoder rejects such numbers.
+bool HasNonFiniteNumber(const json::value& v) {
+  std::vector<const json::value*> stack{&v};
+  while (!stack.empty()) {
+    const json::value* node = stack.back();
+    stack.pop_back();
+    if (node->is_double() && !std::isfinite(node->get_double())) return true;
+    if (const json::object* o = node->if_object()) {
+      for (const json::key_value_pair& member : *o) stack.push_back(&member.value());
+    } else if (const json::array* a = node->if_array()) {
+      for (const json::value& element : *a) stack.push_back(&element);
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -108,9 +159,7 @@ util::StatusOr<json::value> CreateMergePatch(const json::value& original,
   }
   CONVERGE_RETURN_IF_ERROR(CheckDepth(original, "original document"));
   CONVERGE_RETURN_IF_ERROR(CheckDepth(modified, "modified document"));
-  json::value patch(json::object_kind);
-  DiffObjects(original.get_object(), modified.get_object(), patch.get_object());
-  return patch;
+  return json::value(DiffObjects(original.get_object(), modified.get_object()));
 }
 
 int JsonNestingDepth(const json::value& v, int cap) {
@@ -215,6 +264,9 @@ util::StatusOr<json::value> ParsePatchBody(std::string_view body) {
                                    std::to_string(kMaxPatchNestingDepth));
     }
     return util::InvalidArgument("error decoding patch: " + ec.message());
+  }
+  if (HasNonFiniteNumber(parsed)) {
+    return util::InvalidArgument("error decoding patch: a number is out of range");
   }
   return parsed;
 }

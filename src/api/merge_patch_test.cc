@@ -103,6 +103,16 @@ TEST(ParsePatchBodyTest, ReportsSyntaxErrors) {
       << bad.status().message();
 }
 
+TEST(ParsePatchBodyTest, RejectsNumbersBeyondDouble) {
+  for (std::string_view body : {R"({"a":1e999})", R"([-43E444444])", R"({"a":[{"b":1E400}]})"}) {
+    util::StatusOr<json::value> parsed = ParsePatchBody(body);
+    ASSERT_FALSE(parsed.ok()) << body;
+    EXPECT_EQ(parsed.status().code(), util::Code::kInvalidArgument);
+  }
+  // Underflow is fine (it is zero), and so are large integers.
+  EXPECT_TRUE(ParsePatchBody(R"({"a":1e-999,"b":18446744073709551615})").ok());
+}
+
 std::string Nested(int depth, std::string_view open, std::string_view close,
                    std::string_view inner) {
   std::string s;

@@ -1,26 +1,23 @@
 #include "api/strategic_merge_patch.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <variant>
 #include <vector>
 
-#include <boost/json/serialize.hpp>
-
 #include "api/merge_patch.h"
+#include "api/strategic_merge_patch_order.h"
 
 namespace converge::api {
 namespace {
 
 namespace json = boost::json;
+using namespace strategic_patch_internal;  // NOLINT(build/namespaces): this file's own helpers
 
 constexpr std::string_view kDirectiveMarker = "$patch";
 constexpr std::string_view kDeleteDirective = "delete";
@@ -37,26 +34,9 @@ constexpr std::string_view kErrBadPatchFormatForPrimitiveList =
 constexpr std::string_view kErrBadPatchFormatForRetainKeys = "invalid patch format of retainKeys";
 constexpr std::string_view kErrBadPatchFormatForSetElementOrderList =
     "invalid patch format of setElementOrder list";
-constexpr std::string_view kErrNoListOfLists = "lists of lists are not supported";
 
 util::Status BadRequest(std::string_view message) {
   return util::InvalidArgument(std::string(message));
-}
-
-// A JSON rendering for error messages, bounded so that a huge patch cannot make a huge error.
-std::string Show(const json::value& v) {
-  constexpr std::size_t kMaxShown = 256;
-  std::string s = json::serialize(v);
-  if (s.size() > kMaxShown) {
-    s.resize(kMaxShown);
-    s += "...";
-  }
-  return s;
-}
-
-util::Status NoMergeKey(const json::value& element, std::string_view merge_key) {
-  return util::InvalidArgument("map: " + Show(element) +
-                               " does not contain declared merge key: " + std::string(merge_key));
 }
 
 bool StartsWith(std::string_view s, std::string_view prefix) {
@@ -88,79 +68,6 @@ bool HasDirectiveMarker(const json::value& element) {
   return o != nullptr && o->contains(kDirectiveMarker);
 }
 
-// ---- Canonical keys: hashable identities consistent with JsonEqual ------------------------------
-
-void AppendKey(const json::value& v, std::string& out);
-
-void AppendNumberKey(const json::value& v, std::string& out) {
-  // Equal numbers (JsonEqual) must get equal keys: integral values print as integers.
-  if (v.is_int64()) {
-    out += 'i' + std::to_string(v.get_int64());
-  } else if (v.is_uint64()) {
-    const std::uint64_t u = v.get_uint64();
-    if (u <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-      out += 'i' + std::to_string(static_cast<std::int64_t>(u));
-    } else {
-      out += 'u' + std::to_string(u);
-    }
-  } else {
-    const double d = v.get_double();
-    if (d == std::trunc(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) {
-      out += 'i' + std::to_string(static_cast<std::int64_t>(d));
-    } else if (d == std::trunc(d) && d >= 0 && d < 18446744073709551616.0) {
-      out += 'u' + std::to_string(static_cast<std::uint64_t>(d));
-    } else {
-      char buf[40];
-      std::snprintf(buf, sizeof(buf), "d%.17g", d);
-      out += buf;
-    }
-  }
-  out += ';';
-}
-
-void AppendStringKey(std::string_view s, std::string& out) {
-  out += std::to_string(s.size());
-  out += ':';
-  out += s;
-}
-
-// Recursion is bounded by the nesting limit the entry point checked.
-void AppendKey(const json::value& v, std::string& out) {
-  switch (v.kind()) {
-    case json::kind::null: out += 'n'; break;
-    case json::kind::bool_: out += v.get_bool() ? 't' : 'f'; break;
-    case json::kind::string:
-      out += 's';
-      AppendStringKey(v.get_string(), out);
-      break;
-    case json::kind::array:
-      out += '[';
-      for (const json::value& e : v.get_array()) AppendKey(e, out);
-      out += ']';
-      break;
-    case json::kind::object: {
-      std::vector<const json::key_value_pair*> members;
-      for (const json::key_value_pair& m : v.get_object()) members.push_back(&m);
-      std::sort(members.begin(), members.end(),
-                [](auto* a, auto* b) { return a->key() < b->key(); });
-      out += '{';
-      for (const json::key_value_pair* m : members) {
-        AppendStringKey(m->key(), out);
-        AppendKey(m->value(), out);
-      }
-      out += '}';
-      break;
-    }
-    default: AppendNumberKey(v, out);
-  }
-}
-
-std::string KeyOf(const json::value& v) {
-  std::string key;
-  AppendKey(v, key);
-  return key;
-}
-
 // ---- Schema lookup ------------------------------------------------------------------------------
 
 enum class Strategy { kNone, kMerge, kReplace };
@@ -185,19 +92,6 @@ Cursor CursorFor(const ValueType& v) {
   return Cursor{};
 }
 
-bool HasStrategy(std::string_view strategies, std::string_view wanted) {
-  while (!strategies.empty()) {
-    const std::size_t comma = strategies.find(',');
-    std::string_view part = strategies.substr(0, comma);
-    while (!part.empty() && part.front() == ' ') part.remove_prefix(1);
-    while (!part.empty() && part.back() == ' ') part.remove_suffix(1);
-    if (part == wanted) return true;
-    if (comma == std::string_view::npos) break;
-    strategies.remove_prefix(comma + 1);
-  }
-  return false;
-}
-
 FieldMeta Lookup(const Cursor& cursor, std::string_view key) {
   FieldMeta meta;
   if (cursor.map_value != nullptr) {
@@ -205,17 +99,11 @@ FieldMeta Lookup(const Cursor& cursor, std::string_view key) {
     return meta;
   }
   if (cursor.type == nullptr) return meta;
-  const FieldSchema* field = nullptr;
-  for (const FieldSchema& f : cursor.type->fields) {
-    if (f.name == key) {
-      field = &f;
-      break;
-    }
-  }
+  const FieldSchema* field = cursor.type->Field(key);
   if (field == nullptr) return meta;  // unknown field: merge-patch semantics below it
-  if (HasStrategy(field->patch_strategy, kReplaceDirective)) {
+  if (field->PatchStrategyIs(kReplaceDirective)) {
     meta.strategy = Strategy::kReplace;
-  } else if (HasStrategy(field->patch_strategy, kMergeDirective)) {
+  } else if (field->PatchStrategyIs(kMergeDirective)) {
     meta.strategy = Strategy::kMerge;
   }
   meta.merge_key = field->patch_merge_key;
@@ -227,158 +115,18 @@ std::string TypeName(const Cursor& cursor) {
   return cursor.type != nullptr ? cursor.type->name : std::string("an unknown type");
 }
 
-// ---- List helpers -------------------------------------------------------------------------------
-
-enum class ElementKind { kEmpty, kObject, kScalar };
-
-// Upstream's sliceElementType over both lists: no nested lists, one JSON type throughout
-// (numbers are one type here; upstream would also reject mixing integers and floats).
-util::StatusOr<ElementKind> KindOfElements(const json::array* a, const json::array* b) {
-  const json::value* first = nullptr;
-  for (const json::array* list : {a, b}) {
-    if (list == nullptr) continue;
-    for (const json::value& e : *list) {
-      if (e.is_array()) return util::FailedPrecondition(std::string(kErrNoListOfLists));
-      if (first == nullptr) {
-        first = &e;
-        continue;
-      }
-      const bool same = (first->is_number() && e.is_number()) || first->kind() == e.kind();
-      if (!same) {
-        return util::InvalidArgument("list element types are not identical: " + Show(*first) +
-                                     " and " + Show(e));
-      }
-    }
-  }
-  if (first == nullptr) return ElementKind::kEmpty;
-  return first->is_object() ? ElementKind::kObject : ElementKind::kScalar;
-}
-
-// The identity of a list element: its merge-key value for lists of objects, else itself.
-util::StatusOr<std::string> ElementKey(const json::value& element, bool objects,
-                                       std::string_view merge_key) {
-  if (!objects) return KeyOf(element);
-  const json::object* o = element.if_object();
-  if (o == nullptr) {
-    return util::InvalidArgument("expected a map in a list merged by key, but received " +
-                                 Show(element));
-  }
-  const json::value* key = o->if_contains(merge_key);
-  if (key == nullptr) return NoMergeKey(element, merge_key);
-  return KeyOf(*key);
-}
-
-// First position of each identity in an order list.
-class OrderIndex {
- public:
-  static util::StatusOr<OrderIndex> Build(const std::vector<const json::value*>& order,
-                                          bool objects, std::string_view merge_key) {
-    OrderIndex index;
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      CONVERGE_ASSIGN_OR_RETURN(std::string key, ElementKey(*order[i], objects, merge_key));
-      index.first_.emplace(std::move(key), i);
-    }
-    return index;
-  }
-
-  // Position of `key`, or nullopt when it is not in the list.
-  std::optional<std::size_t> Find(const std::string& key) const {
-    auto it = first_.find(key);
-    if (it == first_.end()) return std::nullopt;
-    return it->second;
-  }
-
- private:
-  std::unordered_map<std::string, std::size_t> first_;
-};
-
-struct Item {
-  json::value value;
-  std::string key;
-};
-
-std::vector<const json::value*> Pointers(const json::array* list) {
-  std::vector<const json::value*> out;
-  if (list == nullptr) return out;
-  out.reserve(list->size());
-  for (const json::value& e : *list) out.push_back(&e);
-  return out;
-}
-
-// Upstream's normalizeSliceOrder: sorts `items` by their position in `order`, stably; elements
-// carrying `$patch: delete` go last. (Items absent from `order`, for which upstream's comparator
-// is inconsistent, keep their relative order after the others; the algorithm never produces
-// them for well-formed input.)
-void SortByOrder(std::vector<Item>& items, const OrderIndex& order, bool objects) {
-  std::vector<std::pair<std::size_t, Item>> keyed;
-  std::vector<Item> to_delete;
-  keyed.reserve(items.size());
-  for (Item& item : items) {
-    if (objects && IsDirective(item.value, kDeleteDirective)) {
-      to_delete.push_back(std::move(item));
-      continue;
-    }
-    const std::size_t position =
-        order.Find(item.key).value_or(std::numeric_limits<std::size_t>::max());
-    keyed.emplace_back(position, std::move(item));
-  }
-  std::stable_sort(keyed.begin(), keyed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  items.clear();
-  for (auto& [position, item] : keyed) items.push_back(std::move(item));
-  for (Item& item : to_delete) items.push_back(std::move(item));
-}
-
-// Upstream's normalizeElementOrder + mergeSortedSlice: patch items in `patch_order`, server-only
-// items in `server_order`, then interleaved: a server-only item goes before a patch item only when
-// both are in `server_order` and it comes first there.
-json::array NormalizeElementOrder(std::vector<Item> patch_items, std::vector<Item> server_only,
-                                  const OrderIndex& patch_order, const OrderIndex& server_order,
-                                  bool objects, const json::storage_ptr& sp) {
-  SortByOrder(patch_items, patch_order, objects);
-  SortByOrder(server_only, server_order, objects);
-  json::array out(sp);
-  out.reserve(patch_items.size() + server_only.size());
-  std::size_t i = 0;
-  std::size_t j = 0;
-  while (i < server_only.size() && j < patch_items.size()) {
-    const std::optional<std::size_t> left = server_order.Find(server_only[i].key);
-    const std::optional<std::size_t> right = server_order.Find(patch_items[j].key);
-    if (left && right && *left < *right) {
-      out.push_back(std::move(server_only[i++].value));
-    } else {
-      out.push_back(std::move(patch_items[j++].value));
-    }
-  }
-  for (; i < server_only.size(); ++i) out.push_back(std::move(server_only[i].value));
-  for (; j < patch_items.size(); ++j) out.push_back(std::move(patch_items[j].value));
-  return out;
-}
-
-// Splits `merged` into the items whose identity is in `keys` and the rest.
-util::Status Partition(json::array merged, const std::unordered_set<std::string>& keys,
-                       bool objects, std::string_view merge_key, std::vector<Item>& in_keys,
-                       std::vector<Item>& others) {
-  for (json::value& element : merged) {
-    CONVERGE_ASSIGN_OR_RETURN(std::string key, ElementKey(element, objects, merge_key));
-    std::vector<Item>& bucket = keys.count(key) != 0 ? in_keys : others;
-    bucket.push_back(Item{std::move(element), std::move(key)});
-  }
-  return util::Status::Ok();
-}
-
 // ---- The merge ----------------------------------------------------------------------------------
 //
-// The recursion MergeMap -> MergeMember -> MergeSliceHandler -> MergeSlice -> MergeListOfObjects
-// -> MergeMap (or MergeMap -> ApplySetElementOrder -> MergeSliceHandler) runs once per nesting
-// level, up to kMaxPatchNestingDepth / 2 times. Its frames are therefore kept small: everything
-// that does not recurse lives in out-of-line helpers below, and per-list state is on the heap.
-// StrategicMergePatchTest.MergesAtTheNestingLimit exercises the deepest case.
+// The merge walks the patch and the original together. It keeps its own stack of pending work
+// instead of recursing, so the C++ stack it uses does not grow with nesting (objects may nest
+// kMaxPatchNestingDepth deep, e.g. inside RawExtension data). Two rules keep the pointers held
+// by pending work valid: a node queues work on its children only once it has finished changing
+// itself (adding or removing members may move an object's storage; appending elements may move
+// an array's), and work that must follow the children (reordering a list) is queued before them,
+// so that it runs after them.
 
-#define CONVERGE_SMP_NOINLINE [[gnu::noinline]]
-
-CONVERGE_SMP_NOINLINE util::Status ApplyMapDirective(json::value& target, const json::object& patch,
-                                                     const json::value& directive) {
+util::Status ApplyMapDirective(json::value& target, const json::object& patch,
+                               const json::value& directive) {
   if (directive.is_string() && directive.get_string() == kReplaceDirective) {
     json::object replacement(target.storage());
     for (const json::key_value_pair& m : patch) {
@@ -396,8 +144,7 @@ CONVERGE_SMP_NOINLINE util::Status ApplyMapDirective(json::value& target, const 
                                " in map: " + Show(json::value(patch)));
 }
 
-CONVERGE_SMP_NOINLINE util::Status ApplyRetainKeys(json::object& original,
-                                                   const json::object& patch) {
+util::Status ApplyRetainKeys(json::object& original, const json::object& patch) {
   const json::value& list = patch.at(kRetainKeysDirective);
   if (!list.is_array()) return BadRequest(kErrBadPatchFormatForRetainKeys);
   std::unordered_set<std::string_view> retained;
@@ -489,10 +236,9 @@ struct OrderedList {
   OrderIndex server_index;   // the original list's order, before merging
 };
 
-CONVERGE_SMP_NOINLINE util::Status PrepareOrderedList(json::object& original,
-                                                      const json::object& patch,
-                                                      const json::key_value_pair& directive,
-                                                      const Cursor& cursor, OrderedList& list) {
+util::Status PrepareOrderedList(json::object& original, const json::object& patch,
+                                const json::key_value_pair& directive, const Cursor& cursor,
+                                OrderedList& list) {
   std::optional<std::string_view> field = ExtractKey(directive.key(), kSetElementOrderPrefix);
   if (!field || !directive.value().is_array()) {
     return BadRequest(kErrBadPatchFormatForSetElementOrderList);
@@ -536,7 +282,7 @@ CONVERGE_SMP_NOINLINE util::Status PrepareOrderedList(json::object& original,
   return util::Status::Ok();
 }
 
-CONVERGE_SMP_NOINLINE util::Status FinishOrderedList(json::object& original, OrderedList& list) {
+util::Status FinishOrderedList(json::object& original, OrderedList& list) {
   if (!list.merged.is_array()) {
     return util::InvalidArgument("the merged value of " + list.field + " is not a list");
   }
@@ -567,9 +313,8 @@ struct MemberAction {
   bool is_delete_list = false;
 };
 
-CONVERGE_SMP_NOINLINE util::Status ClassifyMember(json::object& original, std::string_view key,
-                                                  const json::value& patch_value,
-                                                  MemberAction& action) {
+util::Status ClassifyMember(json::object& original, std::string_view key,
+                            const json::value& patch_value, MemberAction& action) {
   bool is_delete_list = false;
   if (StartsWith(key, kDeleteFromPrimitiveListPrefix)) {
     std::optional<std::string_view> field = ExtractKey(key, kDeleteFromPrimitiveListPrefix);
@@ -600,19 +345,12 @@ CONVERGE_SMP_NOINLINE util::Status ClassifyMember(json::object& original, std::s
   return util::Status::Ok();
 }
 
-CONVERGE_SMP_NOINLINE void ReplaceWith(json::value& target, const json::value& patch_value) {
+void ReplaceWith(json::value& target, const json::value& patch_value) {
   target = PrunedCopy(patch_value, target.storage());
 }
 
-CONVERGE_SMP_NOINLINE util::Status ClassifyElements(const json::array& original,
-                                                    const json::array& patch, ElementKind& kind) {
-  CONVERGE_ASSIGN_OR_RETURN(kind, KindOfElements(&original, &patch));
-  return util::Status::Ok();
-}
-
 // A merging list of scalars: a set, or deletions from it.
-CONVERGE_SMP_NOINLINE util::Status MergeScalarList(json::array& original, const json::array& patch,
-                                                   bool is_delete_list) {
+util::Status MergeScalarList(json::array& original, const json::array& patch, bool is_delete_list) {
   std::unordered_set<std::string> patch_keys;
   for (const json::value& e : patch) patch_keys.insert(KeyOf(e));
   if (is_delete_list) {
@@ -653,11 +391,9 @@ struct ObjectListMerge {
 };
 
 // Upstream's mergeSliceWithSpecialElements (deletions and `$patch: replace`), then the indexes.
-CONVERGE_SMP_NOINLINE util::Status PrepareObjectList(json::array& original,
-                                                     const json::array& patch,
-                                                     std::string_view merge_key,
-                                                     const Cursor& element,
-                                                     ObjectListMerge& state) {
+util::Status PrepareObjectList(json::array& original, const json::array& patch,
+                               std::string_view merge_key, const Cursor& element,
+                               ObjectListMerge& state) {
   if (merge_key.empty()) {
     return util::InvalidArgument("cannot merge lists without merge key for " + TypeName(element));
   }
@@ -707,10 +443,8 @@ CONVERGE_SMP_NOINLINE util::Status PrepareObjectList(json::array& original,
 
 // Upstream's mergeSliceWithoutSpecialElements, minus the recursion: finds the original element
 // a patch element merges into (`index`), or appends the patch element (`index` = npos).
-CONVERGE_SMP_NOINLINE util::Status LocateElement(json::array& original,
-                                                 const json::value& patch_element,
-                                                 std::string_view merge_key, ObjectListMerge& state,
-                                                 std::size_t& index) {
+util::Status LocateElement(json::array& original, const json::value& patch_element,
+                           std::string_view merge_key, ObjectListMerge& state, std::size_t& index) {
   const json::value* k = patch_element.get_object().if_contains(merge_key);
   if (k == nullptr) return NoMergeKey(patch_element, merge_key);
   std::string key = KeyOf(*k);
@@ -726,8 +460,8 @@ CONVERGE_SMP_NOINLINE util::Status LocateElement(json::array& original,
   return util::Status::Ok();
 }
 
-CONVERGE_SMP_NOINLINE util::Status FinishObjectList(json::value& target, std::string_view merge_key,
-                                                    ObjectListMerge& state) {
+util::Status FinishObjectList(json::value& target, std::string_view merge_key,
+                              ObjectListMerge& state) {
   std::vector<Item> patch_items;
   std::vector<Item> server_only;
   CONVERGE_RETURN_IF_ERROR(Partition(std::move(target.get_array()), state.patch_keys, true,
@@ -737,10 +471,7 @@ CONVERGE_SMP_NOINLINE util::Status FinishObjectList(json::value& target, std::st
   return util::Status::Ok();
 }
 
-// The members of a patch object that MergeMap hands to MergeMember, in patch order; directives
-// handled up front are skipped. Out of line so that MergeMap's frame stays small.
-CONVERGE_SMP_NOINLINE bool IsPlainMember(std::string_view key,
-                                         const std::vector<std::string>& ordered_lists) {
+bool IsPlainMember(std::string_view key, const std::vector<std::string>& ordered_lists) {
   if (key == kRetainKeysDirective || StartsWith(key, kSetElementOrderPrefix)) return false;
   // A list with a $setElementOrder directive was merged together with it.
   return std::find(ordered_lists.begin(), ordered_lists.end(), key) == ordered_lists.end();
@@ -748,103 +479,167 @@ CONVERGE_SMP_NOINLINE bool IsPlainMember(std::string_view key,
 
 class Merger {
  public:
-  // `target` is an object; `patch` is merged into it.
-  util::Status MergeMap(json::value& target, const json::object& patch, const Cursor& cursor);
+  // Merges `patch` into `root`, an object.
+  util::Status Run(json::value& root, const json::object& patch, const Cursor& cursor);
 
  private:
-  CONVERGE_SMP_NOINLINE util::Status ApplySetElementOrder(json::object& original,
-                                                          const json::object& patch,
-                                                          const Cursor& cursor,
-                                                          std::vector<std::string>& merged_lists);
-  CONVERGE_SMP_NOINLINE util::Status MergeMember(json::object& original, std::string_view key,
-                                                 const json::value& patch_value,
-                                                 const Cursor& cursor);
-  // Upstream's mergeSliceHandler, mergeSlice and mergeSliceWithoutSpecialElements in one frame.
-  util::Status MergeList(json::value& target, const json::array& patch, const FieldMeta& meta,
-                         bool is_delete_list);
+  // Upstream's mergeMap, first part: `$patch`, `$retainKeys`, then the lists ordered by
+  // `$setElementOrder` (mergePatchIntoOriginal); queues MergeMembers to run after those lists.
+  struct MergeObject {
+    json::value* target;
+    const json::object* patch;
+    Cursor cursor;
+  };
+  // Upstream's mergeMap, the loop over the patch's members.
+  struct MergeMembers {
+    json::value* target;
+    const json::object* patch;
+    Cursor cursor;
+    std::vector<std::string> ordered_lists;  // already merged
+  };
+  // Upstream's mergeSliceHandler and mergeSlice, up to the merges of the elements.
+  struct MergeArray {
+    json::value* target;
+    const json::array* patch;
+    FieldMeta meta;
+    bool is_delete_list;
+  };
+  // The rest of mergeSlice once the elements are merged: the order.
+  struct FinishArray {
+    json::value* target;
+    std::string_view merge_key;
+    std::unique_ptr<ObjectListMerge> state;
+  };
+  // The rest of mergePatchIntoOriginal once the list is merged: the $setElementOrder order.
+  struct FinishOrdered {
+    json::object* object;
+    std::unique_ptr<OrderedList> list;
+  };
+  using Task = std::variant<MergeObject, MergeMembers, MergeArray, FinishArray, FinishOrdered>;
+
+  util::Status Do(MergeObject& task);
+  util::Status Do(MergeMembers& task);
+  util::Status Do(MergeArray& task);
+  util::Status Do(FinishArray& task) {
+    return FinishObjectList(*task.target, task.merge_key, *task.state);
+  }
+  util::Status Do(FinishOrdered& task) { return FinishOrderedList(*task.object, *task.list); }
+
+  std::vector<Task> tasks_;  // LIFO
 };
 
-util::Status Merger::MergeMap(json::value& target, const json::object& patch,
-                              const Cursor& cursor) {
-  if (const json::value* directive = patch.if_contains(kDirectiveMarker)) {
-    return ApplyMapDirective(target, patch, *directive);
+util::Status Merger::Run(json::value& root, const json::object& patch, const Cursor& cursor) {
+  tasks_.emplace_back(MergeObject{&root, &patch, cursor});
+  while (!tasks_.empty()) {
+    Task task = std::move(tasks_.back());
+    tasks_.pop_back();
+    CONVERGE_RETURN_IF_ERROR(std::visit([this](auto& t) { return Do(t); }, task));
   }
-  json::object& original = target.get_object();
+  return util::Status::Ok();
+}
+
+util::Status Merger::Do(MergeObject& task) {
+  const json::object& patch = *task.patch;
+  if (const json::value* directive = patch.if_contains(kDirectiveMarker)) {
+    return ApplyMapDirective(*task.target, patch, *directive);
+  }
+  json::object& original = task.target->get_object();
   if (patch.contains(kRetainKeysDirective)) {
     CONVERGE_RETURN_IF_ERROR(ApplyRetainKeys(original, patch));
   }
-  std::vector<std::string> ordered_lists;
-  CONVERGE_RETURN_IF_ERROR(ApplySetElementOrder(original, patch, cursor, ordered_lists));
-  for (const json::key_value_pair& member : patch) {
-    if (!IsPlainMember(member.key(), ordered_lists)) continue;
-    CONVERGE_RETURN_IF_ERROR(MergeMember(original, member.key(), member.value(), cursor));
-  }
-  return util::Status::Ok();
-}
-
-// Upstream's mergePatchIntoOriginal: merges each list that has a $setElementOrder directive and
-// orders it by the directive; records the names of the lists it merged.
-util::Status Merger::ApplySetElementOrder(json::object& original, const json::object& patch,
-                                          const Cursor& cursor,
-                                          std::vector<std::string>& merged_lists) {
+  // The members run after the ordered lists are complete, as upstream.
+  tasks_.emplace_back(MergeMembers{task.target, task.patch, task.cursor, {}});
+  const std::size_t members_task = tasks_.size() - 1;
   for (const json::key_value_pair& member : patch) {
     if (!StartsWith(member.key(), kSetElementOrderPrefix)) continue;
     auto list = std::make_unique<OrderedList>();
-    CONVERGE_RETURN_IF_ERROR(PrepareOrderedList(original, patch, member, cursor, *list));
+    CONVERGE_RETURN_IF_ERROR(PrepareOrderedList(original, patch, member, task.cursor, *list));
     if (list->skip) continue;
-    if (list->needs_merge) {
-      CONVERGE_RETURN_IF_ERROR(MergeList(list->merged, *list->patch_list, list->meta, false));
+    std::get<MergeMembers>(tasks_[members_task]).ordered_lists.push_back(list->field);
+    if (!list->needs_merge) {
+      CONVERGE_RETURN_IF_ERROR(FinishOrderedList(original, *list));
+      continue;
     }
-    CONVERGE_RETURN_IF_ERROR(FinishOrderedList(original, *list));
-    merged_lists.push_back(std::move(list->field));
+    // `merged` lives in the OrderedList, on the heap: the pointer stays valid.
+    OrderedList& merging = *list;
+    tasks_.emplace_back(FinishOrdered{&original, std::move(list)});
+    tasks_.emplace_back(MergeArray{&merging.merged, merging.patch_list, merging.meta, false});
   }
   return util::Status::Ok();
 }
 
-util::Status Merger::MergeMember(json::object& original, std::string_view key,
-                                 const json::value& patch_value, const Cursor& cursor) {
-  MemberAction action;
-  CONVERGE_RETURN_IF_ERROR(ClassifyMember(original, key, patch_value, action));
-  if (action.kind == MemberAction::kDone) return util::Status::Ok();
-  const FieldMeta meta = Lookup(cursor, action.field);
-  if (action.kind == MemberAction::kMergeList) {
-    return MergeList(*action.current, patch_value.get_array(), meta, action.is_delete_list);
+util::Status Merger::Do(MergeMembers& task) {
+  json::object& original = task.target->get_object();
+  struct Child {
+    std::string_view field;
+    const json::value* patch_value;
+    MemberAction::Kind kind;
+    FieldMeta meta;
+    bool is_delete_list;
+  };
+  std::vector<Child> children;
+  for (const json::key_value_pair& member : *task.patch) {
+    if (!IsPlainMember(member.key(), task.ordered_lists)) continue;
+    MemberAction action;
+    CONVERGE_RETURN_IF_ERROR(ClassifyMember(original, member.key(), member.value(), action));
+    if (action.kind == MemberAction::kDone) continue;
+    const FieldMeta meta = Lookup(task.cursor, action.field);
+    if (action.kind == MemberAction::kMergeMap && meta.strategy == Strategy::kReplace) {
+      ReplaceWith(*action.current, member.value());
+      continue;
+    }
+    children.push_back(
+        Child{action.field, &member.value(), action.kind, meta, action.is_delete_list});
   }
-  if (meta.strategy == Strategy::kReplace) {
-    ReplaceWith(*action.current, patch_value);
-    return util::Status::Ok();
+  // `original` no longer changes: its members' addresses are stable from here on. Queued in
+  // reverse so that they run in the patch's order.
+  for (auto child = children.rbegin(); child != children.rend(); ++child) {
+    json::value* target = original.if_contains(child->field);
+    if (child->kind == MemberAction::kMergeMap) {
+      tasks_.emplace_back(
+          MergeObject{target, &child->patch_value->get_object(), child->meta.child});
+    } else {
+      tasks_.emplace_back(
+          MergeArray{target, &child->patch_value->get_array(), child->meta, child->is_delete_list});
+    }
   }
-  return MergeMap(*action.current, patch_value.get_object(), meta.child);
+  return util::Status::Ok();
 }
 
-util::Status Merger::MergeList(json::value& target, const json::array& patch, const FieldMeta& meta,
-                               bool is_delete_list) {
-  std::string_view merge_key = meta.merge_key;
-  if (meta.strategy != Strategy::kMerge) {
-    if (!is_delete_list) {
+util::Status Merger::Do(MergeArray& task) {
+  json::value& target = *task.target;
+  const json::array& patch = *task.patch;
+  std::string_view merge_key = task.meta.merge_key;
+  if (task.meta.strategy != Strategy::kMerge) {
+    if (!task.is_delete_list) {
       ReplaceWith(target, json::value(patch));
       return util::Status::Ok();
     }
     // Not a merging list, but the request says which elements to delete: delete them.
     merge_key = "";
   }
-  ElementKind kind = ElementKind::kEmpty;
-  CONVERGE_RETURN_IF_ERROR(ClassifyElements(target.get_array(), patch, kind));
+  CONVERGE_ASSIGN_OR_RETURN(ElementKind kind, KindOfElements(&target.get_array(), &patch));
   if (kind == ElementKind::kEmpty) return util::Status::Ok();
   if (kind == ElementKind::kScalar) {
-    return MergeScalarList(target.get_array(), patch, is_delete_list);
+    return MergeScalarList(target.get_array(), patch, task.is_delete_list);
   }
   auto state = std::make_unique<ObjectListMerge>();
   CONVERGE_RETURN_IF_ERROR(
-      PrepareObjectList(target.get_array(), patch, merge_key, meta.child, *state));
-  for (const json::value* e : state->plain) {
+      PrepareObjectList(target.get_array(), patch, merge_key, task.meta.child, *state));
+  // Upstream's mergeSliceWithoutSpecialElements: each patch element merges into the first
+  // original element with its key, or is appended. Appending first, merging after.
+  std::vector<std::pair<std::size_t, const json::object*>> merges;
+  for (const json::value* element : state->plain) {
     std::size_t index = std::string::npos;
-    CONVERGE_RETURN_IF_ERROR(LocateElement(target.get_array(), *e, merge_key, *state, index));
-    if (index != std::string::npos) {
-      CONVERGE_RETURN_IF_ERROR(MergeMap(target.get_array()[index], e->get_object(), meta.child));
-    }
+    CONVERGE_RETURN_IF_ERROR(LocateElement(target.get_array(), *element, merge_key, *state, index));
+    if (index != std::string::npos) merges.emplace_back(index, &element->get_object());
   }
-  return FinishObjectList(target, merge_key, *state);
+  tasks_.emplace_back(FinishArray{&target, merge_key, std::move(state)});
+  for (auto merge = merges.rbegin(); merge != merges.rend(); ++merge) {
+    tasks_.emplace_back(
+        MergeObject{&target.get_array()[merge->first], merge->second, task.meta.child});
+  }
+  return util::Status::Ok();
 }
 
 }  // namespace
@@ -868,7 +663,7 @@ util::StatusOr<json::value> ApplyStrategicMergePatch(const json::value& original
   }
   json::value result(original, json::storage_ptr());
   Merger merger;
-  CONVERGE_RETURN_IF_ERROR(merger.MergeMap(result, patch.get_object(), Cursor{schema, nullptr}));
+  CONVERGE_RETURN_IF_ERROR(merger.Run(result, patch.get_object(), Cursor{schema, nullptr}));
   return result;
 }
 

@@ -15,17 +15,19 @@
 //   - `"$patch": "replace"` in an object: the object replaces the original's (minus the marker);
 //     `"$patch": "delete"`: the object becomes {}. Any other value is an error, "merge" included
 //     (upstream rejects it too).
-//   - in a merging list of objects, an element `{"<mergeKey>": k, "$patch": "delete"}` deletes
-//   every
-//     element with key k; an element `{"$patch": "replace"}` makes the list exactly the patch's
-//     other elements; `"$patch": "merge"` is an error (upstream: "merging lists cannot yet be
-//     specified in the patch").
+//   - in a merging list of objects, an element {"<mergeKey>": k, "$patch": "delete"} deletes
+//     every element with key k; an element {"$patch": "replace"} makes the list exactly the
+//     patch's other elements; "$patch": "merge" is an error (upstream: "merging lists cannot yet
+//     be specified in the patch").
 //   - `"$setElementOrder/<field>": [...]` fixes the order of the merged list: the listed elements
 //     (objects by merge key, or scalars) come in that order; elements only the server has keep
 //     their place relative to them. It must list the patch's elements in the patch's order.
 //   - `"$retainKeys": [...]` in an object: members of the original not listed are cleared first;
 //     every non-null member of the patch must be listed.
 //   - `"$deleteFromPrimitiveList/<field>": [...]`: removes those scalars from the list.
+// A value the original lacks (a new member, a replaced list, an appended list element) is taken as
+// it is, directives nested inside it included, as upstream does; its strict decoding then reports
+// them as unknown fields, which is the validation stage's job here too.
 //
 // Element order of merged lists (no $setElementOrder): patch elements come in the patch's order;
 // elements only in the original keep their relative order and are interleaved by their positions

@@ -11,6 +11,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "api/merge_patch.h"
+#include "api/schema_registry.h"
 
 namespace converge::api {
 namespace {
@@ -78,6 +79,8 @@ struct MergeItemSchemas {
         List("mergingList", Of(&merge_item), "merge", "name"),
         List("nonMergingList", Of(&merge_item)),
     };
+    merge_item.BuildIndex();
+    retain_keys_item.BuildIndex();
   }
 };
 
@@ -134,6 +137,12 @@ struct DeploymentSchemas {
     empty_dir.fields = {Scalar("medium")};
     host_path.fields = {Scalar("path")};
     toleration.fields = {Scalar("key"), Scalar("operator"), Scalar("effect")};
+    for (TypeSchema* t :
+         {&deployment, &object_meta, &owner_reference, &deployment_spec, &strategy, &rolling_update,
+          &int_or_string, &template_spec, &pod_spec, &container, &container_port, &env_var,
+          &volume_mount, &volume, &empty_dir, &host_path, &toleration}) {
+      t->BuildIndex();
+    }
   }
 };
 
@@ -149,7 +158,8 @@ const DeploymentSchemas& Deployment() {
 // ---- Table
 // ----------------------------------------------------------------------------------------
 
-enum class SchemaChoice { kMergeItem, kDeployment, kNone };
+// kBuiltin*: the real schemas from the registry (api/schema data).
+enum class SchemaChoice { kMergeItem, kDeployment, kNone, kBuiltinDeployment, kBuiltinPod };
 
 struct SmpCase {
   std::string name;
@@ -166,6 +176,9 @@ const TypeSchema* SchemaFor(SchemaChoice choice) {
     case SchemaChoice::kMergeItem: return &MergeItem().merge_item;
     case SchemaChoice::kDeployment: return &Deployment().deployment;
     case SchemaChoice::kNone: return nullptr;
+    case SchemaChoice::kBuiltinDeployment:
+      return BuiltinSchemas().FindType("io.k8s.api.apps.v1.Deployment");
+    case SchemaChoice::kBuiltinPod: return BuiltinSchemas().FindType("io.k8s.api.core.v1.Pod");
   }
   return nullptr;
 }
@@ -502,11 +515,102 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"spec":{"strategy":{"rollingUpdate":{"maxSurge":"50%"}}}})"}),
     CaseName);
 
+constexpr SchemaChoice kRealDeployment = SchemaChoice::kBuiltinDeployment;
+constexpr SchemaChoice kRealPod = SchemaChoice::kBuiltinPod;
+
+TEST(StrategicMergePatchTest, BuiltinSchemasExist) {
+  EXPECT_NE(SchemaFor(kRealDeployment), nullptr);
+  EXPECT_NE(SchemaFor(kRealPod), nullptr);
+}
+
+// The same rules on the real built-in schemas (the registry's data, derived from upstream).
+INSTANTIATE_TEST_SUITE_P(
+    BuiltinKinds, StrategicMergePatchVectors,
+    testing::Values(
+        SmpCase{"PodContainersPortsEnvVolumes", kRealPod,
+                R"({"metadata":{"name":"p","labels":{"app":"a","tier":"x"}},
+                    "spec":{"containers":[
+                      {"name":"app","image":"app:1","ports":[{"containerPort":8080,"protocol":"TCP"}],
+                       "env":[{"name":"MODE","value":"a"},{"name":"DEBUG","value":"1"}],
+                       "volumeMounts":[{"name":"data","mountPath":"/data"}]},
+                      {"name":"log","image":"log:1"}],
+                    "volumes":[{"name":"data","emptyDir":{}}]}})",
+                R"({"metadata":{"labels":{"tier":null,"team":"t"}},
+                    "spec":{"$setElementOrder/containers":[{"name":"app"},{"name":"log"}],
+                    "containers":[{"name":"app",
+                      "$setElementOrder/ports":[{"containerPort":8080},{"containerPort":9090}],
+                      "ports":[{"containerPort":9090,"name":"metrics"}],
+                      "env":[{"name":"MODE","value":"b"},{"name":"DEBUG","$patch":"delete"}]}],
+                    "volumes":[{"name":"cache","emptyDir":{"medium":"Memory"}}]}})",
+                R"({"metadata":{"name":"p","labels":{"app":"a","team":"t"}},
+                    "spec":{"containers":[
+                      {"name":"app","image":"app:1","ports":[{"containerPort":8080,"protocol":"TCP"},
+                                                            {"containerPort":9090,"name":"metrics"}],
+                       "env":[{"name":"MODE","value":"b"}],
+                       "volumeMounts":[{"name":"data","mountPath":"/data"}]},
+                      {"name":"log","image":"log:1"}],
+                    "volumes":[{"name":"cache","emptyDir":{"medium":"Memory"}},
+                               {"name":"data","emptyDir":{}}]}})"},
+        SmpCase{"PodVolumeSourceSwitch", kRealPod,
+                R"({"spec":{"volumes":[{"name":"v","hostPath":{"path":"/x","type":""}}]}})",
+                R"({"spec":{"$setElementOrder/volumes":[{"name":"v"}],
+                    "volumes":[{"$retainKeys":["configMap","name"],"configMap":{"name":"cm"},
+                                "name":"v"}]}})",
+                R"({"spec":{"volumes":[{"name":"v","configMap":{"name":"cm"}}]}})"},
+        SmpCase{"PodTolerationsAreAtomic", kRealPod,
+                R"({"spec":{"tolerations":[{"key":"a","operator":"Exists"}]}})",
+                R"({"spec":{"tolerations":[{"key":"b","operator":"Exists"}]}})",
+                R"({"spec":{"tolerations":[{"key":"b","operator":"Exists"}]}})"},
+        SmpCase{"PodImagePullSecretsByName", kRealPod,
+                R"({"spec":{"imagePullSecrets":[{"name":"a"}]}})",
+                R"({"spec":{"imagePullSecrets":[{"name":"a"},{"name":"b"}]}})",
+                R"({"spec":{"imagePullSecrets":[{"name":"a"},{"name":"b"}]}})"},
+        SmpCase{"PodFinalizersAndOwners", kRealPod,
+                R"({"metadata":{"finalizers":["x/a","x/b"],
+                    "ownerReferences":[{"uid":"u1","kind":"ReplicaSet","name":"rs"}]}})",
+                R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["x/a"],
+                    "ownerReferences":[{"uid":"u1","$patch":"delete"}]}})",
+                R"({"metadata":{"finalizers":["x/b"],"ownerReferences":[]}})"},
+        SmpCase{"DeploymentKubectlApply", kRealDeployment,
+                R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web2"},
+                    "spec":{"replicas":1,"template":{"spec":{"containers":[
+                      {"name":"nginx","image":"nginx:1.27","ports":[{"containerPort":80}]}]}}}})",
+                R"({"spec":{"replicas":3,"template":{"spec":{
+                    "$setElementOrder/containers":[{"name":"sidecar"},{"name":"nginx"}],
+                    "containers":[{"args":["sleep","3600"],"image":"busybox:1.36","name":"sidecar"},
+                                  {"name":"nginx","ports":null}]}}}})",
+                R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web2"},
+                    "spec":{"replicas":3,"template":{"spec":{"containers":[
+                      {"args":["sleep","3600"],"image":"busybox:1.36","name":"sidecar"},
+                      {"name":"nginx","image":"nginx:1.27"}]}}}})"},
+        SmpCase{"DeploymentStrategyRecreate", kRealDeployment,
+                R"({"spec":{"strategy":{"type":"RollingUpdate",
+                    "rollingUpdate":{"maxSurge":"25%","maxUnavailable":"25%"}}}})",
+                R"({"spec":{"strategy":{"$retainKeys":["type"],"type":"Recreate"}}})",
+                R"({"spec":{"strategy":{"type":"Recreate"}}})"},
+        SmpCase{"DeploymentMissingMergeKey", kRealDeployment,
+                R"({"spec":{"template":{"spec":{"containers":[{"name":"a"}]}}}})",
+                R"({"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}})", "", kBadRequest,
+                "does not contain declared merge key: name"}),
+    CaseName);
+
 TEST(StrategicMergePatchTest, KeepsMemberOrder) {
   util::StatusOr<json::value> result = ApplyStrategicMergePatch(
       J(R"({"a":1,"b":2,"c":3})"), J(R"({"a":null,"d":4,"b":5})"), nullptr);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(json::serialize(*result), R"({"b":5,"c":3,"d":4})");
+}
+
+TEST(StrategicMergePatchTest, MergesDeepObjectsWithoutSchema) {
+  std::string deep;
+  for (int i = 0; i < kMaxPatchNestingDepth; ++i) deep += R"({"a":)";
+  deep += "1";
+  for (int i = 0; i < kMaxPatchNestingDepth; ++i) deep += "}";
+  util::StatusOr<json::value> document = ParsePatchBody(deep);
+  ASSERT_TRUE(document.ok());
+  util::StatusOr<json::value> result = ApplyStrategicMergePatch(*document, *document, nullptr);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  EXPECT_TRUE(JsonEqual(*result, *document));
 }
 
 TEST(StrategicMergePatchTest, RequiresObjectOriginal) {
@@ -523,8 +627,8 @@ std::string NestedMergingLists(int levels) {
 }
 
 TEST(StrategicMergePatchTest, MergesAtTheNestingLimit) {
-  // Each level is an object and a merging list: every frame of the merge recursion is exercised
-  // down to the limit.
+  // Each level is an object and a merging list, so every kind of pending work in the merge is
+  // queued once per level, down to the limit.
   const int levels = (kMaxPatchNestingDepth - 1) / 2;
   util::StatusOr<json::value> document = ParsePatchBody(NestedMergingLists(levels));
   ASSERT_TRUE(document.ok()) << document.status().ToString();
