@@ -20,23 +20,12 @@ using sv::AsObject;
 using sv::AsString;
 using sv::Causes;
 using sv::Child;
+using sv::Get;
+using sv::Spec;
+using sv::Status;
 
 namespace {
 
-const json::value* Get(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  return it == o.end() ? nullptr : &it->value();
-}
-const json::object& Spec(const api::Object& o) {
-  static const json::object kEmpty;
-  const json::object* s = AsObject(Get(o.doc(), "spec"));
-  return s ? *s : kEmpty;
-}
-const json::object& Status(const api::Object& o) {
-  static const json::object kEmpty;
-  const json::object* s = AsObject(Get(o.doc(), "status"));
-  return s ? *s : kEmpty;
-}
 const json::value* TemplateLabels(const json::object& spec) {
   return api::Find(spec, {"template", "metadata", "labels"});
 }

@@ -18,6 +18,9 @@ using sv::AsObject;
 using sv::AsString;
 using sv::Causes;
 using sv::Child;
+using sv::Get;
+using sv::Spec;
+using sv::Truthy;
 
 namespace {
 
@@ -27,18 +30,6 @@ constexpr std::string_view kLegacyControllerUidLabel = "controller-uid";
 constexpr std::string_view kLegacyJobNameLabel = "job-name";
 constexpr int64_t kMaxParallelismForIndexedJob = 100000;
 
-const json::value* Get(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  return it == o.end() ? nullptr : &it->value();
-}
-const json::object& Spec(const api::Object& o) {
-  static const json::object kEmpty;
-  const json::object* s = AsObject(Get(o.doc(), "spec"));
-  return s ? *s : kEmpty;
-}
-bool Truthy(const json::value* v) {
-  return v && v->is_bool() && v->get_bool();
-}
 std::string Render(const json::value* v) {
   return sv::IsSet(v) ? json::serialize(*v) : std::string("null");
 }

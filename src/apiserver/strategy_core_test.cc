@@ -873,3 +873,26 @@ TEST(PodBindingTest, BindPod) {
 
 }  // namespace
 }  // namespace converge::apiserver
+
+namespace converge::apiserver {
+namespace {
+
+TEST(PodStrategyTest, StatusUpdateCannotDropServerManagedMetadata) {
+  auto s = Pods();
+  api::Object old = BasePod();
+  ASSERT_EQ(testing::Create(*s, old), Lines{});
+  old.set_uid("u1");
+  old.mutable_metadata()["creationTimestamp"] = "2026-01-01T00:00:00Z";
+  old.mutable_metadata()["deletionTimestamp"] = "2026-01-02T00:00:00Z";
+  api::Object upd =
+      testing::Obj(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"default"},
+    "status":{"phase":"Running"}})");
+  EXPECT_EQ(testing::StatusUpdate(*s, upd, old), Lines{});
+  EXPECT_EQ(upd.uid(), "u1");
+  EXPECT_EQ(upd.creation_timestamp(), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(upd.deletion_timestamp(), "2026-01-02T00:00:00Z");
+  EXPECT_EQ(testing::Json(upd, {"status", "phase"}), R"("Running")");
+}
+
+}  // namespace
+}  // namespace converge::apiserver

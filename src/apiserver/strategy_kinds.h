@@ -11,9 +11,14 @@ namespace converge::apiserver {
 
 using ResourceInfoPtr = std::shared_ptr<const api::ResourceInfo>;
 
-std::shared_ptr<const Strategy> MakeCoreStrategy(ResourceInfoPtr info);           // ""
-std::shared_ptr<const Strategy> MakeAppsStrategy(ResourceInfoPtr info);           // apps
-std::shared_ptr<const Strategy> MakeBatchStrategy(ResourceInfoPtr info);          // batch
+std::shared_ptr<const Strategy> MakeCoreStrategy(ResourceInfoPtr info);  // ""
+// The core group's kinds in files of their own; MakeCoreStrategy asks these first.
+std::shared_ptr<const Strategy> MakeCorePodStrategy(ResourceInfoPtr info);      // pods
+std::shared_ptr<const Strategy> MakeCoreServiceStrategy(ResourceInfoPtr info);  // services
+std::shared_ptr<const Strategy> MakeCoreConfigStrategy(
+    ResourceInfoPtr info);                                                // configmaps, secrets
+std::shared_ptr<const Strategy> MakeAppsStrategy(ResourceInfoPtr info);   // apps
+std::shared_ptr<const Strategy> MakeBatchStrategy(ResourceInfoPtr info);  // batch
 std::shared_ptr<const Strategy> MakeCoordinationStrategy(ResourceInfoPtr info);   // leases
 std::shared_ptr<const Strategy> MakeEventsStrategy(ResourceInfoPtr info);         // events.k8s.io
 std::shared_ptr<const Strategy> MakePolicyStrategy(ResourceInfoPtr info);         // PDBs

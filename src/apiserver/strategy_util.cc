@@ -159,6 +159,49 @@ std::string GoIntOrString(const json::value* v) {
   return "intstr.IntOrString{Type:0, IntVal:" + std::to_string(n) + ", StrVal:\"\"}";
 }
 
+const json::value* Get(const json::object& o, std::string_view key) {
+  auto it = o.find(key);
+  return it == o.end() ? nullptr : &it->value();
+}
+
+const json::value* Get(const api::Object& o, std::string_view key) {
+  return Get(o.doc(), key);
+}
+
+const json::object& Spec(const api::Object& o) {
+  static const json::object kEmpty;
+  const json::object* s = AsObject(Get(o, "spec"));
+  return s ? *s : kEmpty;
+}
+
+const json::object& Status(const api::Object& o) {
+  static const json::object kEmpty;
+  const json::object* s = AsObject(Get(o, "status"));
+  return s ? *s : kEmpty;
+}
+
+void CopyField(json::object& to, const json::object& from, std::string_view key) {
+  if (const json::value* v = Get(from, key)) {
+    to[key] = *v;
+  } else {
+    to.erase(key);
+  }
+}
+
+bool Truthy(const json::value* v) {
+  return v && v->is_bool() && v->get_bool();
+}
+
+void KeepServerManagedMetadata(api::Object& obj, const api::Object& old) {
+  static const json::object kEmpty;
+  const json::object& om = old.metadata() ? *old.metadata() : kEmpty;
+  json::object& m = obj.mutable_metadata();
+  for (std::string_view f : {"uid", "creationTimestamp", "deletionTimestamp",
+                             "deletionGracePeriodSeconds", "generation"}) {
+    CopyField(m, om, f);
+  }
+}
+
 const json::object* AsObject(const json::value* v) {
   return v && v->is_object() ? &v->get_object() : nullptr;
 }

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/object.h"
 #include "apiserver/errors.h"
 
 namespace converge::apiserver::sv {
@@ -44,6 +45,20 @@ std::string GoStringSlice(const json::value* list);
 std::string GoLabelSelector(const json::value* selector);
 // intstr.IntOrString{Type:1, IntVal:0, StrVal:"25%"}.
 std::string GoIntOrString(const json::value* v);
+
+// Field access on documents: the value at `key` (null when absent), an object's spec and status
+// (an empty object when absent).
+const json::value* Get(const json::object& o, std::string_view key);
+const json::value* Get(const api::Object& o, std::string_view key);
+const json::object& Spec(const api::Object& o);
+const json::object& Status(const api::Object& o);
+// Copies `key` of `from` into `to`, or erases it from `to` when `from` lacks it.
+void CopyField(json::object& to, const json::object& from, std::string_view key);
+bool Truthy(const json::value* v);  // a JSON true
+// What an update may never change in metadata (uid, creationTimestamp, deletionTimestamp,
+// deletionGracePeriodSeconds, generation): taken from `old`. For status strategies that keep the
+// client's metadata (rest.BeforeUpdate does this for every update upstream).
+void KeepServerManagedMetadata(api::Object& obj, const api::Object& old);
 
 // Typed reads that tolerate absent or mistyped fields.
 const json::object* AsObject(const json::value* v);
