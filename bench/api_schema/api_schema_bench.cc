@@ -7,6 +7,8 @@
 
 #include "api/builtin_resources.h"
 #include "api/embedded_data.h"
+#include "api/field_validation.h"
+#include "api/protobuf.h"
 #include "api/schema_registry.h"
 #include "apiserver/discovery.h"
 #include "apiserver/openapi.h"
@@ -55,6 +57,48 @@ void BM_FieldLookupByNumber(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_FieldLookupByNumber);
+
+constexpr std::string_view kPod =
+    R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web-5d8f7c9b4-abcde",
+  "namespace":"default","labels":{"app":"web","pod-template-hash":"5d8f7c9b4"},
+  "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"web-5d8f7c9b4",
+  "uid":"0b7e2c1e-3f4a-4c2b-9d8e-1a2b3c4d5e6f","controller":true,"blockOwnerDeletion":true}]},
+  "spec":{"containers":[{"name":"nginx","image":"nginx:1.27","ports":[{"containerPort":80,
+  "protocol":"TCP"}],"resources":{"limits":{"cpu":"500m","memory":"128Mi"},"requests":{"cpu":"250m",
+  "memory":"64Mi"}},"env":[{"name":"A","value":"1"},{"name":"NODE","valueFrom":{"fieldRef":
+  {"fieldPath":"spec.nodeName"}}}],"livenessProbe":{"httpGet":{"path":"/healthz","port":80},
+  "periodSeconds":10},"terminationMessagePath":"/dev/termination-log","imagePullPolicy":
+  "IfNotPresent"}],"restartPolicy":"Always","terminationGracePeriodSeconds":30,"dnsPolicy":
+  "ClusterFirst","serviceAccountName":"default","schedulerName":"default-scheduler",
+  "volumes":[{"name":"cache","emptyDir":{}}],"tolerations":[{"key":"node.kubernetes.io/not-ready",
+  "operator":"Exists","effect":"NoExecute","tolerationSeconds":300}]},
+  "status":{"phase":"Running","conditions":[{"type":"Ready","status":"True",
+  "lastTransitionTime":"2024-05-06T07:08:09Z"}],"podIP":"10.0.0.12",
+  "startTime":"2024-05-06T07:08:00Z"}})";
+
+// Strict decoding of a typical Pod body: parse, type check, unknown and duplicate fields.
+void BM_DecodeJsonBodyStrict(benchmark::State& state) {
+  const TypeSchema* pod = BuiltinSchemas().FindType("io.k8s.api.core.v1.Pod");
+  for (auto _ : state) {
+    auto d = DecodeJsonBody(kPod, *pod, FieldValidation::kStrict);
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kPod.size()));
+}
+BENCHMARK(BM_DecodeJsonBodyStrict);
+
+// The same Pod as a protobuf body (as kubectl's typed clients send it) decoded to JSON.
+void BM_DecodeProtobufPod(benchmark::State& state) {
+  const TypeSchema* pod = BuiltinSchemas().FindType("io.k8s.api.core.v1.Pod");
+  auto body = EncodeProtobufObject(boost::json::parse(kPod).as_object(), *pod,
+                                   {.write_empty_fields = true});
+  for (auto _ : state) {
+    auto d = DecodeProtobufObject(*body);
+    benchmark::DoNotOptimize(d);
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(body->size()));
+}
+BENCHMARK(BM_DecodeProtobufPod);
 
 // Every discovery document kubectl may ask for, rendered from scratch (once per registry change).
 void BM_RenderAllDiscovery(benchmark::State& state) {

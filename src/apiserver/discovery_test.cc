@@ -6,6 +6,8 @@
 #include <boost/json.hpp>
 
 #include "api/builtin_resources.h"
+#include "api/field_validation.h"
+#include "api/schema_registry.h"
 
 namespace converge::apiserver {
 namespace {
@@ -175,6 +177,31 @@ TEST_F(BuiltinDiscovery, LegacyResourceListWithSubresources) {
   ASSERT_NE(pods, nullptr);
   EXPECT_EQ(pods->at("storageVersionHash"), "xPOwRZ+Yhw8=");  // what a real cluster reports
   EXPECT_FALSE(RenderApiResourceList(*registry_.Snapshot(), {"apps", "v2"}).has_value());
+}
+
+// Every document decodes strictly (no unknown fields, right JSON types) as upstream's own types.
+TEST_F(BuiltinDiscovery, DocumentsMatchUpstreamTypes) {
+  auto table = registry_.Snapshot();
+  auto check = [](const std::string& body, std::string_view type) {
+    const api::TypeSchema* t = api::BuiltinSchemas().FindType(type);
+    ASSERT_NE(t, nullptr) << type;
+    auto decoded = api::DecodeJsonBody(body, *t, api::FieldValidation::kStrict);
+    EXPECT_TRUE(decoded.ok()) << type << ": " << decoded.status().ToString();
+  };
+  for (auto format : {DiscoveryFormat::kAggregatedV2, DiscoveryFormat::kAggregatedV2Beta1}) {
+    for (auto root : {DiscoveryRoot::kCore, DiscoveryRoot::kGroups}) {
+      check(RenderAggregatedDiscovery(*table, root, format),
+            "io.k8s.api.apidiscovery.v2.APIGroupDiscoveryList");
+    }
+  }
+  check(RenderApiVersions(*table, "127.0.0.1:1"),
+        "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions");
+  check(RenderApiGroupList(*table), "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList");
+  check(*RenderApiGroup(*table, "apps"), "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup");
+  for (const auto& r : table->resources) {
+    check(*RenderApiResourceList(*table, r->gvr.Gv()),
+          "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList");
+  }
 }
 
 TEST(StorageVersionHash, MatchesUpstream) {

@@ -1,0 +1,491 @@
+#include "api/field_validation.h"
+
+#include <boost/json/basic_parser_impl.hpp>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <set>
+
+#include "api/special_types.h"
+
+namespace converge::api {
+namespace {
+
+namespace json = boost::json;
+using util::InvalidArgument;
+using util::Status;
+using util::StatusOr;
+
+// "io.k8s.api.apps.v1.DeploymentSpec" -> "v1.DeploymentSpec", as Go prints reflect types.
+std::string GoTypeName(const TypeSchema& t) {
+  std::string_view n = t.name;
+  size_t last = n.rfind('.');
+  if (last == std::string_view::npos) return std::string(n);
+  size_t prev = n.rfind('.', last - 1);
+  return std::string(prev == std::string_view::npos ? n : n.substr(prev + 1));
+}
+
+std::string GoValueTypeName(const ValueType& vt) {
+  switch (vt.kind) {
+    case ValueKind::kString: return "string";
+    case ValueKind::kBool: return "bool";
+    case ValueKind::kInt32: return "int32";
+    case ValueKind::kInt64: return "int64";
+    case ValueKind::kFloat: return "float32";
+    case ValueKind::kDouble: return "float64";
+    case ValueKind::kBytes: return "[]uint8";
+    case ValueKind::kAny: return "interface {}";
+    case ValueKind::kMessage: return GoTypeName(*vt.message);
+  }
+  return "";
+}
+
+std::string GoFieldTypeName(const FieldSchema& f) {
+  std::string elem = GoValueTypeName(f.value);
+  if (f.repeated) return "[]" + elem;
+  if (f.is_map) return "map[string]" + elem;
+  return elem;
+}
+
+// How Go's decoder names a JSON value in UnmarshalTypeError.
+std::string JsonKindName(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::string: return "string";
+    case json::kind::bool_: return "bool";
+    case json::kind::array: return "array";
+    case json::kind::object: return "object";
+    case json::kind::null: return "null";
+    default: return "number";
+  }
+}
+
+// The number as its JSON literal most likely read (Go quotes the literal itself).
+std::string NumberText(const json::value& v) {
+  if (!v.is_double()) return json::serialize(v);
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof buf, v.get_double());
+  return std::string(buf, res.ptr);
+}
+
+// Go's reflect Name(): "io.k8s.api.apps.v1.DeploymentSpec" -> "DeploymentSpec".
+std::string GoStructName(const TypeSchema& t) {
+  size_t dot = t.name.rfind('.');
+  return dot == std::string::npos ? t.name : t.name.substr(dot + 1);
+}
+
+bool IsIntegral(const json::value& v, int64_t lo, int64_t hi) {
+  if (v.is_int64()) return v.get_int64() >= lo && v.get_int64() <= hi;
+  if (v.is_uint64()) return v.get_uint64() <= static_cast<uint64_t>(hi);
+  if (v.is_double()) {
+    double d = v.get_double();
+    return std::trunc(d) == d && d >= static_cast<double>(lo) && d <= static_cast<double>(hi) &&
+           std::abs(d) < 9.007199254740992e15;
+  }
+  return false;
+}
+
+// resource.Quantity's parser: [+-] digits [. digits], then suffix letters from "eEinumkKMGTP",
+// an optional sign and digits, nothing after; the suffix must be a known one.
+std::optional<std::string> QuantityError(std::string_view s) {
+  static constexpr std::string_view kFormat =
+      "quantities must match the regular expression "
+      "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+  auto digits = [&](size_t& i) {
+    size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - start;
+  };
+  size_t i = 0;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  size_t n = digits(i);
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    n += digits(i);
+  }
+  if (n == 0) return std::string(kFormat);
+  size_t suffix_start = i;
+  while (i < s.size() && std::string_view("eEinumkKMGTP").find(s[i]) != std::string_view::npos) ++i;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+  digits(i);
+  if (i != s.size()) return std::string(kFormat);
+  std::string_view suffix = s.substr(suffix_start);
+  static const std::set<std::string_view> kSuffixes = {
+      "", "n", "u", "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  if (kSuffixes.contains(suffix)) return std::nullopt;
+  if ((suffix[0] == 'e' || suffix[0] == 'E') && suffix.size() > 1) {
+    size_t k = 1;
+    if (suffix[k] == '+' || suffix[k] == '-') ++k;
+    bool all_digits = k < suffix.size();
+    for (; k < suffix.size(); ++k) all_digits = all_digits && suffix[k] >= '0' && suffix[k] <= '9';
+    if (all_digits) return std::nullopt;
+  }
+  return std::string("unable to parse quantity's suffix");
+}
+
+// Walks a decoded object against its schema: unknown fields (strict paths, optionally pruned) and
+// the first type mismatch (Go's wording).
+class Walker {
+ public:
+  explicit Walker(bool prune) : prune_(prune) {}
+
+  void Object(json::object& obj, const TypeSchema& t, bool root) {
+    for (auto it = obj.begin(); it != obj.end();) {
+      std::string_view key = it->key();
+      const FieldSchema* f = t.Field(key);
+      if (f == nullptr) {
+        if (root && (key == "apiVersion" || key == "kind")) {
+          if (!it->value().is_string() && !it->value().is_null()) {
+            TypeError(it->value(), GoStructName(t), std::string(key), "string");
+          }
+          ++it;
+          continue;
+        }
+        if (t.preserve_unknown_fields) {
+          ++it;
+          continue;
+        }
+        unknown_.push_back(Join(key));
+        if (prune_) {
+          it = obj.erase(it);
+        } else {
+          ++it;
+        }
+        continue;
+      }
+      size_t path_len = path_.size();
+      AppendKey(key);
+      go_fields_.push_back(f->name);
+      Field(it->value(), *f, t);
+      go_fields_.pop_back();
+      path_.resize(path_len);
+      ++it;
+    }
+  }
+
+  std::vector<std::string> TakeUnknown() { return std::move(unknown_); }
+  const std::optional<std::string>& type_error() const { return type_error_; }
+
+ private:
+  void AppendKey(std::string_view key) {
+    if (!path_.empty()) path_ += '.';
+    path_.append(key);
+  }
+  std::string Join(std::string_view key) const {
+    return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  }
+  std::string GoPath() const {
+    std::string p;
+    for (std::string_view f : go_fields_) {
+      if (!p.empty()) p += '.';
+      p.append(f);
+    }
+    return p;
+  }
+
+  void TypeError(const json::value& v, std::string_view go_struct, std::string field_path,
+                 std::string_view go_type) {
+    if (type_error_) return;  // Go reports the first one
+    std::string what = JsonKindName(v);
+    if (what == "number" && (go_type.starts_with("int") || go_type.starts_with("uint"))) {
+      what += " " + NumberText(v);  // Go shows the literal when it does not fit an integer
+    }
+    type_error_ = "json: cannot unmarshal " + what + " into Go struct field " +
+                  std::string(go_struct) + "." + field_path + " of type " + std::string(go_type);
+  }
+  void Mismatch(const json::value& v, const TypeSchema& parent, std::string_view go_type) {
+    TypeError(v, GoStructName(parent), GoPath(), go_type);
+  }
+  void SetError(std::string message) {
+    if (!type_error_) type_error_ = std::move(message);
+  }
+
+  void Field(json::value& v, const FieldSchema& f, const TypeSchema& parent) {
+    if (v.is_null()) return;
+    if (f.repeated) {
+      if (!v.is_array()) return Mismatch(v, parent, GoFieldTypeName(f));
+      json::array& arr = v.get_array();
+      for (size_t i = 0; i < arr.size(); ++i) {
+        size_t len = path_.size();
+        path_ += "[" + std::to_string(i) + "]";
+        Value(arr[i], f.value, parent);
+        path_.resize(len);
+      }
+      return;
+    }
+    if (f.is_map) {
+      if (!v.is_object()) return Mismatch(v, parent, GoFieldTypeName(f));
+      for (auto& kv : v.get_object()) {
+        size_t len = path_.size();
+        AppendKey(kv.key());
+        Value(kv.value(), f.value, parent);
+        path_.resize(len);
+      }
+      return;
+    }
+    Value(v, f.value, parent);
+  }
+
+  void Value(json::value& v, const ValueType& vt, const TypeSchema& parent) {
+    if (v.is_null()) return;
+    switch (vt.kind) {
+      case ValueKind::kString:
+        if (!v.is_string()) Mismatch(v, parent, "string");
+        return;
+      case ValueKind::kBool:
+        if (!v.is_bool()) Mismatch(v, parent, "bool");
+        return;
+      case ValueKind::kInt32:
+        if (!IsIntegral(v, std::numeric_limits<int32_t>::min(),
+                        std::numeric_limits<int32_t>::max())) {
+          Mismatch(v, parent, "int32");
+        }
+        return;
+      case ValueKind::kInt64:
+        if (!IsIntegral(v, std::numeric_limits<int64_t>::min(),
+                        std::numeric_limits<int64_t>::max())) {
+          Mismatch(v, parent, "int64");
+        }
+        return;
+      case ValueKind::kFloat:
+      case ValueKind::kDouble:
+        if (!v.is_number()) Mismatch(v, parent, GoValueTypeName(vt));
+        return;
+      case ValueKind::kBytes:
+        if (!v.is_string()) {
+          Mismatch(v, parent, "[]uint8");
+        } else if (!Base64Decode(v.get_string())) {
+          SetError("illegal base64 data at input byte " +
+                   std::to_string(FirstBadBase64(v.get_string())));
+        }
+        return;
+      case ValueKind::kAny: return;
+      case ValueKind::kMessage: break;
+    }
+    const TypeSchema& t = *vt.message;
+    switch (t.special) {
+      case SpecialType::kNone:
+        if (!v.is_object()) return Mismatch(v, parent, GoTypeName(t));
+        return Object(v.get_object(), t, /*root=*/false);
+      case SpecialType::kTime:
+      case SpecialType::kMicroTime: {
+        std::string_view layout = t.special == SpecialType::kTime
+                                      ? "2006-01-02T15:04:05Z07:00"
+                                      : "2006-01-02T15:04:05.000000Z07:00";
+        if (!v.is_string()) {
+          SetError("json: cannot unmarshal " + JsonKindName(v) + " into Go value of type string");
+        } else if (!ParseTime(v.get_string())) {
+          std::string s(v.get_string());
+          SetError("parsing time \"" + s + "\" as \"" + std::string(layout) +
+                   "\": cannot parse \"" + s + "\" as \"2006\"");
+        }
+        return;
+      }
+      case SpecialType::kDuration:
+        if (!v.is_string()) {
+          SetError("json: cannot unmarshal " + JsonKindName(v) + " into Go value of type string");
+        } else if (!ParseDuration(v.get_string())) {
+          SetError("time: invalid duration \"" + std::string(v.get_string()) + "\"");
+        }
+        return;
+      case SpecialType::kQuantity:
+        if (v.is_number()) return;
+        if (!v.is_string()) {
+          SetError(
+              "quantities must match the regular expression "
+              "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+        } else if (auto err = QuantityError(v.get_string())) {
+          SetError(*err);
+        }
+        return;
+      case SpecialType::kIntOrString:
+        if (v.is_string()) return;
+        if (!IsIntegral(v, std::numeric_limits<int32_t>::min(),
+                        std::numeric_limits<int32_t>::max())) {
+          std::string what = JsonKindName(v);
+          if (what == "number") what += " " + NumberText(v);
+          SetError("json: cannot unmarshal " + what + " into Go value of type int32");
+        }
+        return;
+      case SpecialType::kRawExtension:
+      case SpecialType::kFieldsV1: return;  // any JSON
+      case SpecialType::kStringList:
+        if (!v.is_array()) return Mismatch(v, parent, GoTypeName(t));
+        for (const json::value& s : v.get_array()) {
+          if (!s.is_string() && !s.is_null()) return Mismatch(s, parent, "string");
+        }
+        return;
+    }
+  }
+
+  static size_t FirstBadBase64(std::string_view s) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      char c = s[i];
+      bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                c == '+' || c == '/' || c == '=';
+      if (!ok) return i;
+    }
+    return s.size() - s.size() % 4;
+  }
+
+  const bool prune_;
+  std::string path_;                         // strict-error path: "spec.containers[0].name"
+  std::vector<std::string_view> go_fields_;  // struct fields only, for Go's type errors
+  std::vector<std::string> unknown_;
+  std::optional<std::string> type_error_;
+};
+
+// SAX handler that records keys seen twice in one object.
+class DuplicateHandler {
+ public:
+  static constexpr std::size_t max_object_size = std::size_t(-1);
+  static constexpr std::size_t max_array_size = std::size_t(-1);
+  static constexpr std::size_t max_key_size = std::size_t(-1);
+  static constexpr std::size_t max_string_size = std::size_t(-1);
+
+  std::vector<std::string> duplicates;
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_object_begin(boost::system::error_code&) {
+    BeginValue();
+    frames_.push_back({true, {}, PathLen(), 0, {}});
+    return true;
+  }
+  bool on_object_end(std::size_t, boost::system::error_code&) {
+    frames_.pop_back();
+    EndValue();
+    return true;
+  }
+  bool on_array_begin(boost::system::error_code&) {
+    BeginValue();
+    frames_.push_back({false, {}, PathLen(), 0, {}});
+    return true;
+  }
+  bool on_array_end(std::size_t, boost::system::error_code&) {
+    frames_.pop_back();
+    EndValue();
+    return true;
+  }
+  bool on_key_part(std::string_view s, std::size_t, boost::system::error_code&) {
+    key_.append(s);
+    return true;
+  }
+  bool on_key(std::string_view s, std::size_t, boost::system::error_code&) {
+    key_.append(s);
+    Frame& f = frames_.back();
+    path_.resize(f.path_len);
+    if (!path_.empty()) path_ += '.';
+    path_ += key_;
+    if (!f.keys.insert(key_).second) duplicates.push_back(path_);
+    key_.clear();
+    return true;
+  }
+  bool on_string_part(std::string_view, std::size_t, boost::system::error_code&) { return true; }
+  bool on_string(std::string_view, std::size_t, boost::system::error_code&) { return Scalar(); }
+  bool on_number_part(std::string_view, boost::system::error_code&) { return true; }
+  bool on_int64(std::int64_t, std::string_view, boost::system::error_code&) { return Scalar(); }
+  bool on_uint64(std::uint64_t, std::string_view, boost::system::error_code&) { return Scalar(); }
+  bool on_double(double, std::string_view, boost::system::error_code&) { return Scalar(); }
+  bool on_bool(bool, boost::system::error_code&) { return Scalar(); }
+  bool on_null(boost::system::error_code&) { return Scalar(); }
+  bool on_comment_part(std::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(std::string_view, boost::system::error_code&) { return true; }
+
+ private:
+  struct Frame {
+    bool object;
+    std::set<std::string> keys;
+    size_t path_len;  // path length of the container itself
+    size_t index;     // next array index
+    std::string unused;
+  };
+  size_t PathLen() const { return path_.size(); }
+  // Before a value inside an array, the path gets "[i]".
+  void BeginValue() {
+    if (!frames_.empty() && !frames_.back().object) {
+      Frame& f = frames_.back();
+      path_.resize(f.path_len);
+      path_ += "[" + std::to_string(f.index++) + "]";
+    }
+  }
+  void EndValue() {}
+  bool Scalar() {
+    BeginValue();
+    return true;
+  }
+
+  std::vector<Frame> frames_;
+  std::string path_;
+  std::string key_;
+};
+
+}  // namespace
+
+StatusOr<FieldValidation> ParseFieldValidation(std::string_view param) {
+  if (param.empty() || param == "Warn") return FieldValidation::kWarn;
+  if (param == "Strict") return FieldValidation::kStrict;
+  if (param == "Ignore") return FieldValidation::kIgnore;
+  return InvalidArgument("Unsupported value: \"" + std::string(param) +
+                         "\": supported values: \"\", \"Ignore\", \"Strict\", \"Warn\"");
+}
+
+std::vector<std::string> FindUnknownFields(json::object& obj, const TypeSchema& type, bool prune) {
+  Walker w(prune);
+  w.Object(obj, type, /*root=*/true);
+  return w.TakeUnknown();
+}
+
+StatusOr<std::vector<std::string>> FindDuplicateFields(std::string_view text) {
+  json::basic_parser<DuplicateHandler> p(json::parse_options{});
+  boost::system::error_code ec;
+  p.write_some(false, text.data(), text.size(), ec);
+  if (ec) return InvalidArgument(ec.message());
+  return std::move(p.handler().duplicates);
+}
+
+Status CheckFieldTypes(const json::object& obj, const TypeSchema& type) {
+  Walker w(/*prune=*/false);
+  // The walker mutates only when pruning; a copy-free const_cast is safe here.
+  w.Object(const_cast<json::object&>(obj), type, /*root=*/true);
+  if (w.type_error()) return InvalidArgument(*w.type_error());
+  return Status::Ok();
+}
+
+StatusOr<DecodedBody> DecodeJsonBody(std::string_view text, const TypeSchema& type,
+                                     FieldValidation mode) {
+  boost::system::error_code ec;
+  json::value v = json::parse(text, ec);
+  if (ec) return InvalidArgument(ec.message());
+  if (!v.is_object()) {
+    return InvalidArgument("json: cannot unmarshal " + JsonKindName(v) + " into Go value of type " +
+                           GoTypeName(type));
+  }
+  DecodedBody out;
+  out.object = std::move(v.get_object());
+  Walker w(/*prune=*/true);
+  w.Object(out.object, type, /*root=*/true);
+  if (w.type_error()) return InvalidArgument(*w.type_error());
+  if (mode == FieldValidation::kIgnore) return out;
+
+  std::vector<std::string> problems;
+  for (const std::string& p : w.TakeUnknown()) problems.push_back("unknown field \"" + p + "\"");
+  CONVERGE_ASSIGN_OR_RETURN(std::vector<std::string> dups, FindDuplicateFields(text));
+  std::set<std::string> seen;
+  for (const std::string& p : dups) {
+    if (seen.insert(p).second) problems.push_back("duplicate field \"" + p + "\"");
+  }
+  if (problems.empty()) return out;
+  if (mode == FieldValidation::kWarn) {
+    out.warnings = std::move(problems);
+    return out;
+  }
+  std::string msg = "strict decoding error: ";
+  for (size_t i = 0; i < problems.size(); ++i) {
+    if (i > 0) msg += ", ";
+    msg += problems[i];
+  }
+  return InvalidArgument(std::move(msg));
+}
+
+}  // namespace converge::api
