@@ -1,0 +1,76 @@
+// Indexer: the informer cache — a thread-safe map from ObjectKey to immutable objects, with
+// named secondary indexes (client-go's threadSafeStore + Indexer).
+//
+// Contract (client-go's ThreadSafeStore, enforced by types here): objects handed out are
+// shared_ptr<const Object>; to change one, copy it. Every read sees a state the informer has
+// been through; indexes are always consistent with the items (both change under one lock).
+//
+// Index functions are called with the write lock held and must be pure and fast.
+//
+// Thread-safety: safe for concurrent use; reads share a lock, writes are exclusive.
+#pragma once
+
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "api/object.h"
+#include "client/index_funcs.h"
+#include "client/store.h"
+#include "util/status.h"
+
+namespace converge::client {
+
+class Indexer final : public KnownObjects {
+ public:
+  explicit Indexer(Indexers indexers = DefaultIndexers());
+
+  // Adds indexes; existing items are indexed at once. InvalidArgument when a name is taken.
+  util::Status AddIndexers(Indexers indexers);
+
+  // Inserts or replaces the object at its key; returns the previous object (null if none).
+  api::ObjectPtr Upsert(api::ObjectPtr obj);
+  // Removes the object at `key`; returns it (null if absent).
+  api::ObjectPtr Delete(const api::ObjectKey& key);
+  // Makes the content exactly `objects`.
+  void Replace(std::vector<api::ObjectPtr> objects);
+
+  api::ObjectPtr Get(const api::ObjectKey& key) const;  // null when absent
+  std::vector<api::ObjectPtr> List() const;
+  size_t size() const;
+
+  // KnownObjects.
+  std::vector<api::ObjectKey> ListKeys() const override;
+  api::ObjectPtr GetByKey(const api::ObjectKey& key) const override { return Get(key); }
+
+  // Objects whose index `index` holds `value`. NotFound for an unknown index.
+  util::StatusOr<std::vector<api::ObjectPtr>> ByIndex(std::string_view index,
+                                                      std::string_view value) const;
+  util::StatusOr<std::vector<api::ObjectKey>> IndexKeys(std::string_view index,
+                                                        std::string_view value) const;
+  // Objects sharing at least one value of index `index` with `obj`.
+  util::StatusOr<std::vector<api::ObjectPtr>> Index(std::string_view index,
+                                                    const api::Object& obj) const;
+  // Every value index `index` currently holds.
+  util::StatusOr<std::vector<std::string>> ListIndexFuncValues(std::string_view index) const;
+  bool HasIndex(std::string_view index) const;
+
+ private:
+  using KeySet = std::unordered_set<api::ObjectKey>;
+  using IndexMap = std::unordered_map<std::string, KeySet>;
+
+  void IndexLocked(const api::ObjectKey& key, const api::Object* old_obj,
+                   const api::Object* new_obj);
+  const IndexMap* FindIndexLocked(std::string_view index) const;
+
+  mutable std::shared_mutex mu_;
+  std::unordered_map<api::ObjectKey, api::ObjectPtr> items_;  // guarded by mu_
+  Indexers indexers_;                                         // guarded by mu_
+  // index name → value → keys; one entry per indexer.      guarded by mu_
+  std::unordered_map<std::string, IndexMap> indices_;
+};
+
+}  // namespace converge::client

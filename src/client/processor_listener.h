@@ -1,0 +1,88 @@
+// ProcessorListener: one handler of a SharedInformer with its own buffer and thread (client-go's
+// processorListener). The informer appends notifications; the listener's thread delivers them in
+// order. Because appending never waits for the handler, a slow or stuck handler delays only its
+// own notifications — unless the listener is bounded (buffer_limit > 0), which trades that
+// isolation for bounded memory: Add then waits for room, holding up the informer.
+//
+// Thread-safety: Add, Run's stop, HasSynced and the resync methods may be called from any
+// thread; Run occupies one thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+
+#include "client/resource_event_handler.h"
+#include "util/clock.h"
+
+namespace converge::client {
+
+struct Notification {
+  enum class Kind { kAdd, kUpdate, kDelete };
+  Kind kind = Kind::kAdd;
+  api::ObjectPtr old_obj;  // kUpdate
+  api::ObjectPtr obj;      // kAdd, kUpdate (new)
+  DeletedObject deleted;   // kDelete
+  // Part of the informer's initial list (or of the replay for a late handler). OnAdd gets it
+  // as its flag; every kind counts towards HasSynced.
+  bool is_initial_list = false;
+};
+
+struct HandlerOptions {
+  // How often the handler gets every cached object again as OnUpdate(obj, obj); zero: never.
+  // Values below the informer's resync check period are raised to it.
+  util::Clock::Duration resync_period{0};
+  // Largest number of undelivered notifications; zero: unbounded (the default, as client-go).
+  size_t buffer_limit = 0;
+};
+
+class ProcessorListener {
+ public:
+  ProcessorListener(std::shared_ptr<ResourceEventHandler> handler, HandlerOptions options,
+                    util::Clock* clock);
+
+  // Queues a notification. Unbounded listeners never wait; bounded ones wait for room (or for
+  // the listener to stop, then the notification is dropped).
+  void Add(Notification n);
+
+  // Delivers notifications until stop; undelivered ones are dropped then. A handler that throws
+  // is logged and skipped, never stops the listener.
+  void Run(std::stop_token stop);
+
+  // Synced (client-go's handler HasSynced): the informer has handed over its whole initial list
+  // (MarkUpstreamSynced) and this listener has delivered every notification of it (those Added
+  // with is_initial_list).
+  void MarkUpstreamSynced();
+  bool HasSynced() const;
+
+  // Resync bookkeeping, driven by the informer's resync check.
+  bool ShouldResync(util::Clock::TimePoint now);
+  void DetermineNextResync(util::Clock::TimePoint now);
+  util::Clock::Duration resync_period() const;
+  void set_resync_period(util::Clock::Duration d);
+
+  size_t pending() const;
+  int64_t delivered() const;
+
+ private:
+  void Deliver(const Notification& n);
+
+  const std::shared_ptr<ResourceEventHandler> handler_;
+  HandlerOptions options_;  // resync_period guarded by mu_ after construction
+  util::Clock* const clock_;
+
+  mutable std::mutex mu_;
+  std::condition_variable_any cv_;        // notified on Add (and stop)
+  std::condition_variable_any room_cv_;   // notified when a bounded buffer drains
+  std::deque<Notification> buffer_;       // guarded by mu_
+  bool stopped_ = false;                  // guarded by mu_
+  int64_t initial_pending_ = 0;           // guarded by mu_
+  bool upstream_synced_ = false;          // guarded by mu_
+  util::Clock::TimePoint next_resync_{};  // guarded by mu_
+  int64_t delivered_ = 0;                 // guarded by mu_
+};
+
+}  // namespace converge::client

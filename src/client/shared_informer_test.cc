@@ -1,0 +1,301 @@
+#include "client/shared_informer.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "client/fake_list_watch.h"
+#include "client/fake_transport.h"
+#include "client/shared_informer_factory.h"
+
+namespace converge::client {
+namespace {
+
+api::ObjectPtr Obj(const std::string& name, const std::string& rv) {
+  api::Object o;
+  o.SetGvk({"", "v1", "ConfigMap"});
+  o.set_namespace("ns");
+  o.set_name(name);
+  o.set_resource_version(rv);
+  return std::make_shared<const api::Object>(std::move(o));
+}
+
+std::string Name(const api::ObjectPtr& o) {
+  return o ? std::string(o->name()) + "@" + std::string(o->resource_version()) : "null";
+}
+
+// Records notifications as strings; optionally blocks in every call until released.
+class RecordingHandler final : public ResourceEventHandler {
+ public:
+  void OnAdd(const api::ObjectPtr& obj, bool initial) override {
+    Record(std::string(initial ? "add* " : "add ") + Name(obj));
+  }
+  void OnUpdate(const api::ObjectPtr& old_obj, const api::ObjectPtr& new_obj) override {
+    Record("update " + Name(old_obj) + "->" + Name(new_obj) +
+           (old_obj == new_obj ? " (resync)" : ""));
+  }
+  void OnDelete(const DeletedObject& d) override {
+    Record(std::string(d.final_state_unknown ? "tombstone " : "delete ") + d.key.ToString() +
+           " last=" + Name(d.object));
+  }
+
+  void Block() {
+    std::lock_guard lock(mu_);
+    blocked_ = true;
+  }
+  void Unblock() {
+    std::lock_guard lock(mu_);
+    blocked_ = false;
+    cv_.notify_all();
+  }
+  bool waiting_in_handler() const {
+    std::lock_guard lock(mu_);
+    return waiting_;
+  }
+  std::vector<std::string> got() const {
+    std::lock_guard lock(mu_);
+    return got_;
+  }
+  void WaitFor(size_t n) const {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return got_.size() >= n; });
+  }
+
+ private:
+  void Record(std::string s) {
+    std::unique_lock lock(mu_);
+    waiting_ = blocked_;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return !blocked_; });
+    waiting_ = false;
+    got_.push_back(std::move(s));
+    cv_.notify_all();
+  }
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::vector<std::string> got_;
+  bool blocked_ = false;
+  bool waiting_ = false;
+};
+
+struct Harness {
+  Harness() {
+    auto lw_owned = std::make_unique<FakeListerWatcher>();
+    lw = lw_owned.get();
+    SharedInformerOptions o;
+    o.name = "configmaps";
+    o.lister_watcher = std::move(lw_owned);
+    o.clock = &clock;
+    o.reflector.backoff.random = [] { return 0.0; };
+    o.reflector.on_error = [](const util::Status&) {};
+    informer = std::make_unique<SharedInformer>(std::move(o));
+  }
+  ~Harness() { Stop(); }
+  void Start() {
+    thread = std::jthread([this](std::stop_token st) { informer->Run(st); });
+  }
+  void Stop() {
+    if (thread.joinable()) {
+      thread.request_stop();
+      thread.join();
+    }
+  }
+  std::shared_ptr<RecordingHandler> Handler(HandlerOptions options = {}) {
+    auto h = std::make_shared<RecordingHandler>();
+    util::StatusOr<HandlerRegistration> reg = informer->AddEventHandler(h, options);
+    EXPECT_TRUE(reg.ok());
+    registrations.push_back(*reg);
+    return h;
+  }
+
+  util::FakeClock clock;
+  FakeListerWatcher* lw;
+  std::unique_ptr<SharedInformer> informer;
+  std::vector<HandlerRegistration> registrations;
+  std::jthread thread;
+};
+
+TEST(SharedInformerTest, DeliversTheListThenEveryChangeInOrder) {
+  Harness h;
+  auto handler = h.Handler();
+  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2")}));
+  std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
+  h.Start();
+  std::stop_source never;
+  ASSERT_TRUE(h.informer->WaitForCacheSync(never.get_token()));
+  EXPECT_EQ(h.informer->indexer().size(), 2u);
+
+  w->Push(EventType::kModified, Obj("a", "11"));
+  w->Push(EventType::kDeleted, Obj("b", "12"));
+  w->Push(EventType::kAdded, Obj("c", "13"));
+  handler->WaitFor(5);
+  std::vector<std::string> got = handler->got();
+  std::sort(got.begin(), got.begin() + 2);  // the initial list has no order
+  EXPECT_EQ(got, (std::vector<std::string>{"add* a@1", "add* b@2", "update a@1->a@11",
+                                           "delete ns/b last=b@12", "add c@13"}));
+  EXPECT_TRUE(h.registrations[0].HasSynced());
+  EXPECT_EQ(h.informer->indexer().Get({"ns", "a"})->resource_version(), "11");
+  EXPECT_EQ(h.informer->indexer().Get({"ns", "b"}), nullptr);
+  EXPECT_EQ(h.informer->LastSyncResourceVersion(), "13");
+}
+
+TEST(SharedInformerTest, ABlockedHandlerDoesNotStallAnother) {
+  Harness h;
+  auto slow = h.Handler();
+  auto fast = h.Handler();
+  slow->Block();
+  h.lw->PushList(MakeList("10", {}));
+  std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
+  h.Start();
+  constexpr int kEvents = 200;
+  for (int i = 0; i < kEvents; ++i) {
+    w->Push(EventType::kAdded, Obj("o" + std::to_string(i), std::to_string(11 + i)));
+  }
+  // The fast handler gets everything while the slow one is still stuck in its first call.
+  fast->WaitFor(kEvents);
+  EXPECT_TRUE(slow->waiting_in_handler());
+  EXPECT_TRUE(slow->got().empty());
+  EXPECT_EQ(h.informer->indexer().size(), static_cast<size_t>(kEvents));
+  slow->Unblock();
+  slow->WaitFor(kEvents);
+  EXPECT_EQ(slow->got(), fast->got());
+}
+
+TEST(SharedInformerTest, ARelistTurnsMissedDeletionsIntoTombstones) {
+  Harness h;
+  auto handler = h.Handler();
+  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2"), Obj("c", "3")}));
+  std::shared_ptr<FakeWatcher> w1 = h.lw->PushWatch();
+  h.Start();
+  handler->WaitFor(3);
+  // The watch falls behind compaction; meanwhile b was deleted and c changed on the server.
+  h.lw->PushList(MakeList("20", {Obj("a", "1"), Obj("c", "19")}));
+  h.lw->PushWatch();
+  w1->PushError(util::OutOfRange("too old resource version").WithReason("Expired"));
+  h.clock.BlockUntilWaiters(1);
+  h.clock.Step(std::chrono::milliseconds(800));  // the reflector's backoff
+  handler->WaitFor(5);
+  std::vector<std::string> got = handler->got();
+  std::vector<std::string> after(got.begin() + 3, got.end());
+  std::sort(after.begin(), after.end());
+  // a is unchanged (same resourceVersion): no notification. b: a tombstone with the cached state.
+  EXPECT_EQ(after, (std::vector<std::string>{"tombstone ns/b last=b@2", "update c@3->c@19"}));
+  EXPECT_EQ(h.informer->indexer().Get({"ns", "b"}), nullptr);
+  EXPECT_EQ(h.informer->LastSyncResourceVersion(), "20");
+}
+
+TEST(SharedInformerTest, ALateHandlerGetsTheCacheAsInitialAdds) {
+  Harness h;
+  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2")}));
+  std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
+  h.Start();
+  std::stop_source never;
+  ASSERT_TRUE(h.informer->WaitForCacheSync(never.get_token()));
+  auto late = h.Handler();
+  w->Push(EventType::kAdded, Obj("c", "11"));
+  late->WaitFor(3);
+  std::vector<std::string> got = late->got();
+  std::sort(got.begin(), got.begin() + 2);
+  EXPECT_EQ(got, (std::vector<std::string>{"add* a@1", "add* b@2", "add c@11"}));
+  while (!h.registrations[0].HasSynced()) std::this_thread::yield();
+}
+
+TEST(SharedInformerTest, ResyncGoesOnlyToHandlersThatAskedForIt) {
+  Harness h;
+  auto resyncing = h.Handler({.resync_period = std::chrono::seconds(30)});
+  auto quiet = h.Handler();
+  h.lw->PushList(MakeList("10", {Obj("a", "1")}));
+  std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
+  h.Start();
+  resyncing->WaitFor(1);
+  h.clock.BlockUntilWaiters(1);  // the resync timer
+  h.clock.Step(std::chrono::seconds(30));
+  resyncing->WaitFor(2);
+  EXPECT_EQ(resyncing->got()[1], "update a@1->a@1 (resync)");
+  // Notifications reach a handler in order: had the resync gone to the quiet handler too, it
+  // would show up before this add.
+  w->Push(EventType::kAdded, Obj("z", "11"));
+  quiet->WaitFor(2);
+  EXPECT_EQ(quiet->got(), (std::vector<std::string>{"add* a@1", "add z@11"}));
+}
+
+TEST(SharedInformerTest, AnEmptyFirstListSyncs) {
+  Harness h;
+  auto handler = h.Handler();
+  h.lw->PushList(MakeList("10", {}));
+  h.lw->PushWatch();
+  h.Start();
+  std::stop_source never;
+  EXPECT_TRUE(h.informer->WaitForCacheSync(never.get_token()));
+  while (!h.registrations[0].HasSynced()) std::this_thread::yield();
+}
+
+TEST(SharedInformerTest, StopEndsRunAndRejectsNewHandlers) {
+  Harness h;
+  auto handler = h.Handler();
+  handler->Block();  // a handler stuck in user code must not keep the informer from stopping...
+  h.lw->PushList(MakeList("10", {Obj("a", "1")}));
+  std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
+  h.Start();
+  while (!handler->waiting_in_handler()) std::this_thread::yield();
+  std::thread unblock([&] {
+    // ...except that its thread is joined: release it once Run is waiting for that.
+    while (!w->stopped()) std::this_thread::yield();
+    handler->Unblock();
+  });
+  h.Stop();
+  unblock.join();
+  EXPECT_TRUE(h.informer->IsStopped());
+  EXPECT_EQ(h.informer->AddEventHandler(std::make_shared<RecordingHandler>()).status().code(),
+            util::Code::kFailedPrecondition);
+  std::stop_source never;
+  EXPECT_TRUE(h.informer->WaitForCacheSync(never.get_token()));  // returns: it had synced
+}
+
+TEST(SharedInformerTest, WaitForCacheSyncReturnsFalseWhenStopped) {
+  Harness h;
+  h.Start();  // no list is ever answered
+  std::stop_source stop;
+  std::thread stopper([&] {
+    h.lw->WaitForLists(1);
+    stop.request_stop();
+  });
+  EXPECT_FALSE(WaitForCacheSync(stop.get_token(), {h.informer.get()}));
+  stopper.join();
+}
+
+TEST(SharedInformerFactoryTest, OneInformerPerResourceOverTheRestClient) {
+  auto body = std::make_shared<FakeStream>();
+  auto fake = std::make_shared<FakeTransport>(
+      [](const HttpRequest& r) {
+        EXPECT_EQ(r.path, "/api/v1/namespaces/team/configmaps");
+        return FakeTransport::Json(
+            200,
+            R"({"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"5"},)"
+            R"("items":[{"metadata":{"name":"a","namespace":"team","resourceVersion":"4"}}]})");
+      },
+      [&](const HttpRequest&) -> util::StatusOr<FakeTransport::StreamAnswer> {
+        return FakeTransport::StreamAnswer{200, body};
+      });
+  RestClient client({.transport = fake});
+  SharedInformerFactory factory({.client = &client, .ns = "team"});
+  SharedInformer& a = factory.InformerFor({"", "v1", "configmaps"});
+  SharedInformer& b = factory.InformerFor({"", "v1", "configmaps"});
+  EXPECT_EQ(&a, &b);
+  util::StatusOr<SharedInformer*> by_kind = factory.InformerForKind({"", "v1", "ConfigMap"});
+  ASSERT_TRUE(by_kind.ok());
+  EXPECT_EQ(*by_kind, &a);
+  std::stop_source stop;
+  factory.Start(stop.get_token());
+  ASSERT_TRUE(factory.WaitForCacheSync(stop.get_token()));
+  ASSERT_NE(a.indexer().Get({"team", "a"}), nullptr);
+  EXPECT_EQ(a.indexer().Get({"team", "a"})->kind(), "ConfigMap");
+  body->Push(R"({"type":"ADDED","object":{"kind":"ConfigMap","metadata":{"name":"b",)"
+             R"("namespace":"team","resourceVersion":"6"}}})");
+  while (a.indexer().size() < 2) std::this_thread::yield();
+  factory.Shutdown();
+  EXPECT_TRUE(a.IsStopped());
+}
+
+}  // namespace
+}  // namespace converge::client
