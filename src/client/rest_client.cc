@@ -63,12 +63,14 @@ std::string DeleteBody(const DeleteOptions& o) {
   return json::serialize(body);
 }
 
-HttpRequest NewRequest(std::string method, std::string path, const std::stop_token& stop) {
+template <typename Options>
+HttpRequest NewRequest(std::string method, std::string path, const Options& options) {
   HttpRequest r;
   r.method = std::move(method);
   r.path = std::move(path);
   r.headers.emplace_back("accept", kJson);
-  r.stop = stop;
+  r.stop = options.stop;
+  r.timeout = options.timeout;
   return r;
 }
 
@@ -192,7 +194,7 @@ util::StatusOr<api::Object> RestClient::DoObject(HttpRequest request) {
 util::StatusOr<api::Object> RestClient::Get(const api::GroupVersionResource& gvr,
                                             const api::ObjectKey& key, const GetOptions& options) {
   HttpRequest r =
-      NewRequest("GET", ResourcePath(gvr, key.ns, key.name, options.subresource), options.stop);
+      NewRequest("GET", ResourcePath(gvr, key.ns, key.name, options.subresource), options);
   if (!options.resource_version.empty()) {
     r.query.emplace_back("resourceVersion", options.resource_version);
   }
@@ -201,7 +203,7 @@ util::StatusOr<api::Object> RestClient::Get(const api::GroupVersionResource& gvr
 
 util::StatusOr<ObjectList> RestClient::List(const api::GroupVersionResource& gvr,
                                             std::string_view ns, const ListOptions& options) {
-  HttpRequest r = NewRequest("GET", ResourcePath(gvr, ns), options.stop);
+  HttpRequest r = NewRequest("GET", ResourcePath(gvr, ns), options);
   AddListQuery(r, options);
   CONVERGE_ASSIGN_OR_RETURN(HttpResponse resp, Do(std::move(r)));
   CONVERGE_ASSIGN_OR_RETURN(json::object doc, ParseObject(resp.body));
@@ -237,7 +239,7 @@ util::StatusOr<ObjectList> RestClient::List(const api::GroupVersionResource& gvr
 util::StatusOr<std::unique_ptr<Watcher>> RestClient::Watch(const api::GroupVersionResource& gvr,
                                                            std::string_view ns,
                                                            const ListOptions& options) {
-  HttpRequest r = NewRequest("GET", ResourcePath(gvr, ns), options.stop);
+  HttpRequest r = NewRequest("GET", ResourcePath(gvr, ns), options);
   r.query.emplace_back("watch", "true");
   AddListQuery(r, options);
   if (options.timeout_seconds) {
@@ -254,7 +256,7 @@ util::StatusOr<api::Object> RestClient::Create(const api::GroupVersionResource& 
                                                std::string_view ns, const api::Object& object,
                                                const WriteOptions& options) {
   std::string_view target_ns = ns.empty() ? object.namespace_() : ns;
-  HttpRequest r = NewRequest("POST", ResourcePath(gvr, target_ns), options.stop);
+  HttpRequest r = NewRequest("POST", ResourcePath(gvr, target_ns), options);
   AddWriteQuery(r, options.dry_run, options.field_manager, options.field_validation);
   SetBody(r, object.Serialize());
   return DoObject(std::move(r));
@@ -264,8 +266,7 @@ util::StatusOr<api::Object> RestClient::Update(const api::GroupVersionResource& 
                                                const api::Object& object,
                                                const WriteOptions& options) {
   if (object.name().empty()) return util::InvalidArgument("update: object has no name");
-  HttpRequest r =
-      NewRequest("PUT", ResourcePath(gvr, object.namespace_(), object.name()), options.stop);
+  HttpRequest r = NewRequest("PUT", ResourcePath(gvr, object.namespace_(), object.name()), options);
   AddWriteQuery(r, options.dry_run, options.field_manager, options.field_validation);
   SetBody(r, object.Serialize());
   return DoObject(std::move(r));
@@ -275,8 +276,8 @@ util::StatusOr<api::Object> RestClient::UpdateStatus(const api::GroupVersionReso
                                                      const api::Object& object,
                                                      const WriteOptions& options) {
   if (object.name().empty()) return util::InvalidArgument("update status: object has no name");
-  HttpRequest r = NewRequest("PUT", ResourcePath(gvr, object.namespace_(), object.name(), "status"),
-                             options.stop);
+  HttpRequest r =
+      NewRequest("PUT", ResourcePath(gvr, object.namespace_(), object.name(), "status"), options);
   AddWriteQuery(r, options.dry_run, options.field_manager, options.field_validation);
   SetBody(r, object.Serialize());
   return DoObject(std::move(r));
@@ -289,7 +290,7 @@ util::StatusOr<api::Object> RestClient::Patch(const api::GroupVersionResource& g
     return util::InvalidArgument("apply: a field manager is required");
   }
   HttpRequest r =
-      NewRequest("PATCH", ResourcePath(gvr, key.ns, key.name, options.subresource), options.stop);
+      NewRequest("PATCH", ResourcePath(gvr, key.ns, key.name, options.subresource), options);
   AddWriteQuery(r, options.dry_run, options.field_manager);
   if (type == PatchType::kApply && options.force) r.query.emplace_back("force", "true");
   SetBody(r, std::string(patch), PatchContentType(type));
@@ -305,7 +306,7 @@ util::StatusOr<api::Object> RestClient::Apply(const api::GroupVersionResource& g
 
 util::Status RestClient::Delete(const api::GroupVersionResource& gvr, const api::ObjectKey& key,
                                 const DeleteOptions& options) {
-  HttpRequest r = NewRequest("DELETE", ResourcePath(gvr, key.ns, key.name), options.stop);
+  HttpRequest r = NewRequest("DELETE", ResourcePath(gvr, key.ns, key.name), options);
   SetBody(r, DeleteBody(options));
   return Do(std::move(r)).status();
 }
@@ -313,7 +314,7 @@ util::Status RestClient::Delete(const api::GroupVersionResource& gvr, const api:
 util::Status RestClient::DeleteCollection(const api::GroupVersionResource& gvr, std::string_view ns,
                                           const ListOptions& list_options,
                                           const DeleteOptions& options) {
-  HttpRequest r = NewRequest("DELETE", ResourcePath(gvr, ns), options.stop);
+  HttpRequest r = NewRequest("DELETE", ResourcePath(gvr, ns), options);
   AddListQuery(r, list_options);
   SetBody(r, DeleteBody(options));
   return Do(std::move(r)).status();

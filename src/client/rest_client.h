@@ -37,6 +37,8 @@ struct GetOptions {
   std::string resource_version;
   std::string subresource;  // e.g. "status", "scale"
   std::stop_token stop;
+  // Deadline for the call; zero: the transport's default (RestConfig::timeout).
+  std::chrono::milliseconds timeout{0};
 };
 
 struct ListOptions {
@@ -52,6 +54,8 @@ struct ListOptions {
   bool allow_watch_bookmarks = false;
   bool send_initial_events = false;
   std::stop_token stop;
+  // Deadline for the call; zero: the transport's default (RestConfig::timeout).
+  std::chrono::milliseconds timeout{0};
 };
 
 struct WriteOptions {
@@ -59,6 +63,8 @@ struct WriteOptions {
   std::string field_manager;
   std::string field_validation;  // "", "Ignore", "Warn" or "Strict"
   std::stop_token stop;
+  // Deadline for the call; zero: the transport's default (RestConfig::timeout).
+  std::chrono::milliseconds timeout{0};
 };
 
 enum class PatchType {
@@ -74,6 +80,8 @@ struct PatchOptions {
   bool force = false;         // kApply only: take ownership of conflicting fields
   std::string subresource;    // e.g. "status"
   std::stop_token stop;
+  // Deadline for the call; zero: the transport's default (RestConfig::timeout).
+  std::chrono::milliseconds timeout{0};
 };
 
 struct DeleteOptions {
@@ -84,6 +92,8 @@ struct DeleteOptions {
   std::string precondition_resource_version;
   bool dry_run = false;
   std::stop_token stop;
+  // Deadline for the call; zero: the transport's default (RestConfig::timeout).
+  std::chrono::milliseconds timeout{0};
 };
 
 struct ObjectList {

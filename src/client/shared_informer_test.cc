@@ -136,7 +136,8 @@ TEST(SharedInformerTest, DeliversTheListThenEveryChangeInOrder) {
   EXPECT_TRUE(h.registrations[0].HasSynced());
   EXPECT_EQ(h.informer->indexer().Get({"ns", "a"})->resource_version(), "11");
   EXPECT_EQ(h.informer->indexer().Get({"ns", "b"}), nullptr);
-  EXPECT_EQ(h.informer->LastSyncResourceVersion(), "13");
+  // The reflector records the resourceVersion right after handing the event over.
+  while (h.informer->LastSyncResourceVersion() != "13") std::this_thread::yield();
 }
 
 TEST(SharedInformerTest, ABlockedHandlerDoesNotStallAnother) {
@@ -152,6 +153,7 @@ TEST(SharedInformerTest, ABlockedHandlerDoesNotStallAnother) {
     w->Push(EventType::kAdded, Obj("o" + std::to_string(i), std::to_string(11 + i)));
   }
   // The fast handler gets everything while the slow one is still stuck in its first call.
+  while (!slow->waiting_in_handler()) std::this_thread::yield();
   fast->WaitFor(kEvents);
   EXPECT_TRUE(slow->waiting_in_handler());
   EXPECT_TRUE(slow->got().empty());
@@ -181,7 +183,7 @@ TEST(SharedInformerTest, ARelistTurnsMissedDeletionsIntoTombstones) {
   // a is unchanged (same resourceVersion): no notification. b: a tombstone with the cached state.
   EXPECT_EQ(after, (std::vector<std::string>{"tombstone ns/b last=b@2", "update c@3->c@19"}));
   EXPECT_EQ(h.informer->indexer().Get({"ns", "b"}), nullptr);
-  EXPECT_EQ(h.informer->LastSyncResourceVersion(), "20");
+  while (h.informer->LastSyncResourceVersion() != "20") std::this_thread::yield();
 }
 
 TEST(SharedInformerTest, ALateHandlerGetsTheCacheAsInitialAdds) {

@@ -1,0 +1,157 @@
+#include "client/event_recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "client/api_errors.h"
+
+namespace converge::client {
+namespace {
+
+// An in-memory sink: remembers Events by name, applies patches to count/lastTimestamp/message.
+class FakeSink final : public EventSink {
+ public:
+  util::StatusOr<api::Object> Create(const api::Object& event) override {
+    calls.push_back("create " + std::string(event.name()));
+    if (fail_next) {
+      fail_next = false;
+      return util::Unavailable("connection refused");
+    }
+    api::Object stored = event;
+    stored.set_resource_version(std::to_string(++rv));
+    events[std::string(event.name())] = stored;
+    return stored;
+  }
+  util::StatusOr<api::Object> Patch(const api::Object& event, std::string_view patch) override {
+    calls.push_back("patch " + std::string(event.name()) + " " + std::string(patch));
+    auto it = events.find(std::string(event.name()));
+    if (it == events.end()) {
+      return util::NotFound("events \"" + std::string(event.name()) + "\" not found")
+          .WithReason("NotFound");
+    }
+    boost::json::object p = boost::json::parse(patch).as_object();
+    for (const auto& [k, v] : p) it->second.mutable_doc()[k] = v;
+    return it->second;
+  }
+
+  std::vector<std::string> calls;
+  std::map<std::string, api::Object> events;
+  bool fail_next = false;
+  int rv = 0;
+};
+
+api::Object Pod() {
+  api::Object o;
+  o.SetGvk({"", "v1", "Pod"});
+  o.set_namespace("team");
+  o.set_name("web-1");
+  o.set_uid("u-1");
+  o.set_resource_version("42");
+  return o;
+}
+
+TEST(EventRecorderTest, WritesACoreV1EventAsUpstreamDoes) {
+  util::FakeClock clock;
+  FakeSink sink;
+  EventRecorder rec(
+      {.source = {"replicaset-controller", "node-a"}, .sink = &sink, .clock = &clock});
+  rec.Event(Pod(), kEventTypeWarning, "FailedCreate", "quota exceeded");
+  rec.Flush();
+  ASSERT_EQ(sink.events.size(), 1u);
+  const api::Object& ev = sink.events.begin()->second;
+  EXPECT_EQ(ev.kind(), "Event");
+  EXPECT_EQ(ev.api_version(), "v1");
+  EXPECT_EQ(ev.namespace_(), "team");
+  // "<name>.<unix nanos in hex>": the fake clock starts at 2025-01-01T00:00:00Z.
+  EXPECT_EQ(ev.name(), "web-1.1816687ec0570000");
+  const boost::json::object& d = ev.doc();
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "kind"}), "Pod");
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "uid"}), "u-1");
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "apiVersion"}), "v1");
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "resourceVersion"}), "42");
+  EXPECT_EQ(api::FindString(d, {"reason"}), "FailedCreate");
+  EXPECT_EQ(api::FindString(d, {"message"}), "quota exceeded");
+  EXPECT_EQ(api::FindString(d, {"type"}), "Warning");
+  EXPECT_EQ(api::FindString(d, {"source", "component"}), "replicaset-controller");
+  EXPECT_EQ(api::FindString(d, {"source", "host"}), "node-a");
+  EXPECT_EQ(api::FindString(d, {"reportingComponent"}), "replicaset-controller");
+  EXPECT_EQ(api::FindString(d, {"reportingInstance"}), "node-a");
+  EXPECT_EQ(api::FindString(d, {"firstTimestamp"}), "2025-01-01T00:00:00Z");
+  EXPECT_EQ(api::FindString(d, {"lastTimestamp"}), "2025-01-01T00:00:00Z");
+  EXPECT_EQ(api::FindInt(d, {"count"}), 1);
+}
+
+TEST(EventRecorderTest, RepeatsAreCountedOnOneEvent) {
+  util::FakeClock clock;
+  FakeSink sink;
+  EventRecorder rec({.source = {"rs"}, .sink = &sink, .clock = &clock});
+  for (int i = 0; i < 3; ++i) {
+    rec.Event(Pod(), kEventTypeWarning, "FailedCreate", "quota exceeded");
+    clock.Step(std::chrono::seconds(5));
+  }
+  rec.Event(Pod(), kEventTypeWarning, "FailedCreate", "another message");
+  rec.Flush();
+  ASSERT_EQ(sink.events.size(), 2u);
+  const api::Object& ev = sink.events.at("web-1.1816687ec0570000");
+  EXPECT_EQ(api::FindInt(ev.doc(), {"count"}), 3);
+  EXPECT_EQ(api::FindString(ev.doc(), {"firstTimestamp"}), "2025-01-01T00:00:00Z");
+  EXPECT_EQ(api::FindString(ev.doc(), {"lastTimestamp"}), "2025-01-01T00:00:10Z");
+  EXPECT_EQ(sink.calls[1],
+            R"(patch web-1.1816687ec0570000 {"count":2,"lastTimestamp":"2025-01-01T00:00:05Z",)"
+            R"("message":"quota exceeded"})");
+  EXPECT_EQ(sink.calls.size(), 4u);  // create, patch, patch, create (different message)
+}
+
+TEST(EventRecorderTest, APatchOfAVanishedEventCreatesAnewOne) {
+  util::FakeClock clock;
+  FakeSink sink;
+  EventRecorder rec({.source = {"rs"}, .sink = &sink, .clock = &clock});
+  rec.Event(Pod(), kEventTypeNormal, "Scaled", "up to 3");
+  rec.Flush();
+  sink.events.clear();  // the Event's TTL passed on the server
+  clock.Step(std::chrono::seconds(1));
+  rec.Event(Pod(), kEventTypeNormal, "Scaled", "up to 3");
+  rec.Flush();
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(api::FindInt(sink.events.begin()->second.doc(), {"count"}), 1);
+  EXPECT_EQ(sink.calls.size(), 3u);  // create, patch (NotFound), create
+}
+
+TEST(EventRecorderTest, RetriesTransientFailuresOnTheClock) {
+  util::FakeClock clock;
+  FakeSink sink;
+  sink.fail_next = true;
+  EventRecorder rec({.source = {"rs"}, .sink = &sink, .clock = &clock});
+  rec.Event(Pod(), kEventTypeNormal, "Scaled", "up to 3");
+  std::jthread flusher([&] { rec.Flush(); });
+  clock.BlockUntilWaiters(1);
+  clock.Step(std::chrono::seconds(10));
+  flusher.join();
+  EXPECT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(rec.dropped(), 0);
+}
+
+TEST(EventRecorderTest, AFullQueueDropsInsteadOfBlocking) {
+  FakeSink sink;
+  EventRecorder rec({.source = {"rs"}, .sink = &sink, .max_queued = 2});
+  for (int i = 0; i < 5; ++i) rec.Event(Pod(), kEventTypeNormal, "R", std::to_string(i));
+  EXPECT_EQ(rec.dropped(), 3);
+  rec.Flush();
+  EXPECT_EQ(sink.events.size(), 2u);
+}
+
+TEST(EventRecorderTest, ClusterScopedObjectsGetEventsInDefault) {
+  FakeSink sink;
+  EventRecorder rec({.source = {"node-controller"}, .sink = &sink});
+  api::Object node;
+  node.SetGvk({"", "v1", "Node"});
+  node.set_name("n1");
+  rec.Event(node, kEventTypeNormal, "NodeReady", "ready");
+  rec.Flush();
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(sink.events.begin()->second.namespace_(), "default");
+}
+
+}  // namespace
+}  // namespace converge::client
