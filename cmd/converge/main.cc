@@ -1,12 +1,17 @@
-// converge: the single binary. Subcommands are added as the components land.
-#include <cstdio>
-#include <cstring>
+// converge: the single binary. Each component is a subcommand; `server` runs them all.
+#include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
+
+#include "commands.h"
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0) {
-    std::printf("usage: converge <command> [flags]\n");
-    return argc < 2 ? 1 : 0;
-  }
-  std::fprintf(stderr, "converge: unknown command %s\n", argv[1]);
-  return 1;
+  CLI::App app{"Converge: a Kubernetes-compatible control plane"};
+  app.require_subcommand(1);
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+  converge::cmd::RegisterApiserver(app);
+  app.parse_complete_callback([&] { spdlog::set_level(spdlog::level::from_str(log_level)); });
+  CLI11_PARSE(app, argc, argv);
+  return converge::cmd::ExitCode();
 }

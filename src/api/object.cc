@@ -19,8 +19,20 @@ GroupVersionKind Object::Gvk() const {
 }
 
 void Object::SetGvk(const GroupVersionKind& gvk) {
-  doc_["apiVersion"] = gvk.ApiVersion();
-  doc_["kind"] = gvk.kind;
+  if (doc_.contains("apiVersion") && doc_.contains("kind")) {
+    doc_["apiVersion"] = gvk.ApiVersion();
+    doc_["kind"] = gvk.kind;
+    return;
+  }
+  // Keep kind and apiVersion first, as upstream serializes them.
+  json::object out(doc_.storage());
+  out.reserve(doc_.size() + 2);
+  out["kind"] = gvk.kind;
+  out["apiVersion"] = gvk.ApiVersion();
+  for (auto& [k, v] : doc_) {
+    if (k != "kind" && k != "apiVersion") out[k] = std::move(v);
+  }
+  doc_ = std::move(out);
 }
 
 const json::object* Object::metadata() const {
@@ -83,15 +95,20 @@ bool Object::HasFinalizer(std::string_view finalizer) const {
   });
 }
 
+// Setters copy their arguments first: callers may pass views into this very document (e.g.
+// SetLabel("name", obj.name())), which the mutation could move.
 void Object::SetLabel(std::string_view key, std::string_view value) {
-  EnsureObject(mutable_metadata(), "labels")[key] = value;
+  std::string k(key), v(value);
+  EnsureObject(mutable_metadata(), "labels")[k] = v;
 }
 
 void Object::SetAnnotation(std::string_view key, std::string_view value) {
-  EnsureObject(mutable_metadata(), "annotations")[key] = value;
+  std::string k(key), v(value);
+  EnsureObject(mutable_metadata(), "annotations")[k] = v;
 }
 
-bool Object::AddFinalizer(std::string_view finalizer) {
+bool Object::AddFinalizer(std::string_view finalizer_view) {
+  std::string finalizer(finalizer_view);
   if (HasFinalizer(finalizer)) return false;
   json::object& m = mutable_metadata();
   json::value& f = m["finalizers"];
@@ -131,7 +148,8 @@ const json::object* Object::MetaObject(std::string_view key) const {
 }
 
 void Object::SetMetaString(std::string_view key, std::string_view value) {
-  mutable_metadata()[key] = value;
+  std::string v(value);
+  mutable_metadata()[key] = std::move(v);
 }
 
 const json::value* Find(const json::value& v, std::initializer_list<std::string_view> path) {

@@ -143,14 +143,18 @@ ApiOr<CachedObjectPtr> ResourceStorage::Create(const std::string& ns, api::Objec
   ResetServerMetadataForCreate(obj);
   obj.set_uid(util::NewUuid());
   obj.mutable_metadata()["creationTimestamp"] = Now();
-  strategy_->PrepareForCreate(obj);
-  strategy_->Default(obj);
-
+  // The name exists before the strategy runs: some kinds derive labels from it (Jobs,
+  // namespaces).
   const bool generated = obj.name().empty() && !obj.generate_name().empty();
   if (generated) {
     obj.set_name(std::string(obj.generate_name()) +
                  util::RandomString(5, util::kNameSuffixAlphabet));
   }
+  // Upstream defaults while decoding, before PrepareForCreate; defaulting again afterwards
+  // covers what preparation added. Both are idempotent.
+  strategy_->Default(obj);
+  strategy_->PrepareForCreate(obj);
+  strategy_->Default(obj);
   std::vector<StatusCause> causes =
       ValidateObjectMeta(obj, info_->namespaced, strategy_->name_rule());
   if (causes.empty()) causes = strategy_->Validate(obj);
@@ -383,17 +387,20 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
     }
     if (info_->namespaced) obj.set_namespace(ns);
     obj.SetGvk(old.Gvk());
-    if (status_update) {
+    if (!ctx.raw) strategy_->Default(obj);
+    if (ctx.raw) {
+      KeepServerMetadata(obj, old);
+    } else if (status_update) {
       strategy_->PrepareForStatusUpdate(obj, old);
     } else {
       KeepServerMetadata(obj, old);
       strategy_->PrepareForUpdate(obj, old);
     }
-    strategy_->Default(obj);
+    if (!ctx.raw) strategy_->Default(obj);
     std::vector<StatusCause> causes =
         ValidateObjectMeta(obj, info_->namespaced, strategy_->name_rule());
     for (auto& c : ValidateObjectMetaUpdate(obj, old)) causes.push_back(std::move(c));
-    if (causes.empty()) {
+    if (causes.empty() && !ctx.raw) {
       causes = status_update ? strategy_->ValidateStatusUpdate(obj, old)
                              : strategy_->ValidateUpdate(obj, old);
     }

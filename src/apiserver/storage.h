@@ -33,6 +33,9 @@ struct WriteContext {
   bool dry_run = false;
   std::string field_manager;
   std::string subresource;  // "" or "status" for updates
+  // The caller has already produced the exact object to store (pods/binding, scale): skip the
+  // strategy's update preparation and validation; metadata rules still apply.
+  bool raw = false;
 };
 
 struct ListOptions {

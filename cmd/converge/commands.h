@@ -1,0 +1,18 @@
+// Subcommands of the converge binary. Each Register* adds one to the CLI and runs it from the
+// CLI's callback; the exit code is collected for main.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace converge::cmd {
+
+void RegisterApiserver(CLI::App& app);
+
+// The exit code the last run subcommand asked for.
+int ExitCode();
+void SetExitCode(int code);
+
+// Blocks until SIGINT or SIGTERM.
+void WaitForShutdownSignal();
+
+}  // namespace converge::cmd

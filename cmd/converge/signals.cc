@@ -1,0 +1,29 @@
+#include <signal.h>
+
+#include <atomic>
+
+#include "commands.h"
+
+namespace converge::cmd {
+
+namespace {
+std::atomic<int> exit_code{0};
+}  // namespace
+
+int ExitCode() {
+  return exit_code.load();
+}
+void SetExitCode(int code) {
+  exit_code = code;
+}
+
+void WaitForShutdownSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+}
+
+}  // namespace converge::cmd

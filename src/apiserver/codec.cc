@@ -1,0 +1,166 @@
+#include "apiserver/codec.h"
+
+#include <algorithm>
+
+#include "api/protobuf.h"
+#include "api/yaml.h"
+
+namespace converge::apiserver {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+ApiOr<json::value> ParseJson(std::string_view body) {
+  json::parse_options opts;
+  opts.max_depth = kMaxJsonDepth;
+  boost::system::error_code ec;
+  json::value v = json::parse(body, ec, {}, opts);
+  if (ec) {
+    if (ec == json::error::too_deep) {
+      return BadRequest("the request body is nested too deeply (more than " +
+                        std::to_string(kMaxJsonDepth) + " levels)");
+    }
+    return BadRequest("error decoding the request body as JSON: " + ec.message());
+  }
+  return v;
+}
+
+}  // namespace
+
+std::string MediaType(std::string_view content_type) {
+  return Lower(Trim(content_type.substr(0, content_type.find(';'))));
+}
+
+ApiOr<json::value> DecodeJsonOrYaml(std::string_view body, bool yaml) {
+  if (!yaml) return ParseJson(body);
+  auto v = api::YamlToJson(body);
+  if (!v.ok()) return BadRequest("error decoding YAML: " + v.status().message());
+  return std::move(*v);
+}
+
+ApiOr<api::FieldValidation> QueryFieldValidation(const Request& req) {
+  auto mode = api::ParseFieldValidation(req.Query("fieldValidation"));
+  if (!mode.ok()) {
+    return Invalid({"meta.k8s.io", "v1", "CreateOptions"}, "",
+                   {{"FieldValueNotSupported", mode.status().message(), "fieldValidation"}});
+  }
+  return *mode;
+}
+
+void AddWarnings(Response& resp, const std::vector<std::string>& warnings) {
+  for (const std::string& w : warnings) {
+    std::string quoted;
+    for (char c : w) {
+      if (c == '"' || c == '\\') quoted += '\\';
+      quoted += c;
+    }
+    resp.headers.emplace_back("Warning", "299 - \"" + quoted + "\"");
+  }
+}
+
+ApiOr<api::Object> DecodeObject(const Request& req, const api::TypeSchema* schema,
+                                std::vector<std::string>* warnings) {
+  std::string type = MediaType(req.Header("content-type"));
+  if (req.body.empty()) return BadRequest("the request body is empty");
+  std::string yaml_as_json;
+  std::string_view json_text;
+  if (type.empty() || type == "application/json" || type == "*/*") {
+    json_text = req.body;
+  } else if (type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml") {
+    auto v = DecodeJsonOrYaml(req.body, true);
+    if (!v.ok()) return v.error();
+    yaml_as_json = json::serialize(*v);
+    json_text = yaml_as_json;
+  } else if (type == api::kProtobufContentType) {
+    auto decoded = api::DecodeProtobufObject(req.body);
+    if (!decoded.ok()) return BadRequest(decoded.status().message());
+    return api::Object(std::move(*decoded));
+  } else {
+    return UnsupportedMediaType(
+        "the body of the request was in an unknown format - accepted "
+        "media types include: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf");
+  }
+  if (schema) {
+    auto mode = QueryFieldValidation(req);
+    if (!mode.ok()) return mode.error();
+    auto decoded = api::DecodeJsonBody(json_text, *schema, *mode);
+    if (!decoded.ok()) return BadRequest(decoded.status().message());
+    if (warnings) {
+      for (auto& w : decoded->warnings) warnings->push_back(std::move(w));
+    }
+    return api::Object(std::move(decoded->object));
+  }
+  auto v = ParseJson(json_text);
+  if (!v.ok()) return v.error();
+  if (!v->is_object()) return BadRequest("the request body must be a JSON object");
+  return api::Object(std::move(v->get_object()));
+}
+
+ApiOr<OutputFormat> NegotiateOutput(const Request& req) {
+  OutputFormat out;
+  std::string_view accept = req.Header("accept");
+  if (accept.empty()) return out;
+  bool acceptable = false;
+  size_t pos = 0;
+  while (pos <= accept.size()) {
+    size_t comma = accept.find(',', pos);
+    std::string_view entry =
+        accept.substr(pos, comma == std::string_view::npos ? accept.npos : comma - pos);
+    pos = comma == std::string_view::npos ? accept.size() + 1 : comma + 1;
+    std::string media = MediaType(entry);
+    if (media != "application/json" && media != "*/*" && media != "application/*") continue;
+    // Parameters: as=Table;g=meta.k8s.io;v=v1
+    std::string as, g, ver;
+    size_t p = entry.find(';');
+    while (p != std::string_view::npos) {
+      size_t next = entry.find(';', p + 1);
+      std::string_view param =
+          Trim(entry.substr(p + 1, next == std::string_view::npos ? entry.npos : next - p - 1));
+      auto eq = param.find('=');
+      if (eq != std::string_view::npos) {
+        std::string key(Trim(param.substr(0, eq)));
+        std::string val(Trim(param.substr(eq + 1)));
+        if (key == "as") as = val;
+        if (key == "g") g = val;
+        if (key == "v") ver = val;
+      }
+      p = next;
+    }
+    if (as.empty()) {
+      acceptable = true;
+      if (!out.table) break;  // first acceptable plain entry wins unless a Table came first
+      continue;
+    }
+    if (as == "Table" && g == "meta.k8s.io" && (ver == "v1" || ver == "v1beta1")) {
+      if (!out.table) {
+        out.table = true;
+        out.table_version = ver;
+      }
+      acceptable = true;
+      break;  // entries are in preference order
+    }
+  }
+  if (!acceptable) {
+    return NotAcceptable(
+        "only the following media types are accepted: application/json, "
+        "application/yaml, application/vnd.kubernetes.protobuf");
+  }
+  return out;
+}
+
+}  // namespace converge::apiserver

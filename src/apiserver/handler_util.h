@@ -1,0 +1,61 @@
+// Shared pieces of the resource handlers: the per-request context, query parsing and response
+// encoding (JSON objects and lists straight from cached bytes, or Tables).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/resource.h"
+#include "apiserver/codec.h"
+#include "apiserver/errors.h"
+#include "apiserver/request.h"
+#include "apiserver/request_info.h"
+#include "apiserver/storage.h"
+#include "apiserver/table.h"
+#include "apiserver/watch_cache.h"
+
+namespace converge::apiserver {
+
+struct RequestContext {
+  Request& req;
+  const RequestInfo& ri;
+  const api::ResourceInfo& info;
+  ResourceStorage& storage;
+  std::string ns;  // "" for cluster-scoped resources
+};
+
+Response ErrorResponse(const ApiError& e);
+Response JsonResponse(int status, std::string body);
+
+// Query parameters.
+ApiOr<bool> QueryBool(const Request& req, std::string_view key, bool fallback);
+ApiOr<std::optional<int64_t>> QueryInt(const Request& req, std::string_view key);
+// dryRun: only "All" is valid.
+ApiOr<bool> QueryDryRun(const Request& req);
+// labelSelector / fieldSelector / metadata.name into a WatchFilter; field names are checked
+// against the resource's selectable fields.
+ApiOr<WatchFilter> QueryFilter(const Request& req, const api::ResourceInfo& info,
+                               const std::string& ns);
+// includeObject for Tables.
+ApiOr<IncludeObject> QueryIncludeObject(const Request& req);
+
+// Responses for objects and lists, JSON or Table per the Accept header.
+Response ObjectResponse(int status, const Request& req, const api::ResourceInfo& info,
+                        const CachedObject& obj);
+Response ListResponse(const Request& req, const api::ResourceInfo& info, const ListResult& list);
+
+// The table printer for a resource (built-in printers; custom resources' printer columns).
+const TablePrinter& PrinterForResource(const api::ResourceInfo& info);
+
+// Runs a read-modify-write of a resource's scale subresource: `change` maps the current
+// autoscaling/v1 Scale to the desired one; spec.replicas is written back to the parent.
+Response UpdateScale(RequestContext& ctx,
+                     const std::function<ApiOr<api::Object>(api::Object scale)>& change);
+
+// Checks a decoded body's apiVersion/kind against the endpoint and fills them when absent.
+std::optional<ApiError> CheckKind(api::Object& obj, const api::GroupVersionKind& want);
+
+}  // namespace converge::apiserver

@@ -1,0 +1,159 @@
+// PATCH: JSON merge patch, JSON patch and strategic merge patch (server-side apply lives in
+// handlers_apply.cc). A patch is a read-modify-write: it is applied to the current object inside
+// the storage's update loop, so a concurrent write makes it re-apply to the newer object rather
+// than fail (unless the patch itself pins metadata.resourceVersion).
+#include "api/field_validation.h"
+#include "api/json_patch.h"
+#include "api/merge_patch.h"
+#include "api/strategic_merge_patch.h"
+#include "apiserver/handler_util.h"
+#include "apiserver/server.h"
+
+namespace converge::apiserver {
+
+namespace json = boost::json;
+
+namespace {
+
+enum class PatchType { kJson, kMerge, kStrategic, kApply };
+
+ApiError PatchError(const util::Status& s) {
+  switch (s.code()) {
+    case util::Code::kResourceExhausted: return RequestEntityTooLarge(s.message());
+    case util::Code::kFailedPrecondition: {
+      ApiError e;
+      e.code = 422;
+      e.reason = "Invalid";
+      e.message = std::string(api::kJsonPatchApplyFailedMessage);
+      return e;
+    }
+    default: return BadRequest(s.message());
+  }
+}
+
+// Whether the patch document itself sets metadata.resourceVersion (a precondition).
+bool PatchPinsResourceVersion(PatchType type, const json::value& patch) {
+  if (type == PatchType::kJson) {
+    if (!patch.is_array()) return false;
+    for (const auto& op : patch.get_array()) {
+      if (op.is_object() &&
+          api::Object::GetString(op.get_object(), "path") == "/metadata/resourceVersion") {
+        return true;
+      }
+    }
+    return false;
+  }
+  const json::value* rv = api::Find(patch, {"metadata", "resourceVersion"});
+  return rv && rv->is_string() && !rv->get_string().empty();
+}
+
+util::StatusOr<json::value> ApplyPatch(PatchType type, const json::value& original,
+                                       const json::value& patch, const api::TypeSchema* schema) {
+  switch (type) {
+    case PatchType::kJson: return api::ApplyJsonPatch(original, patch);
+    case PatchType::kMerge: return api::ApplyMergePatch(original, patch);
+    case PatchType::kStrategic: return api::ApplyStrategicMergePatch(original, patch, schema);
+    case PatchType::kApply: break;
+  }
+  return util::Internal("unexpected patch type");
+}
+
+}  // namespace
+
+Response APIServer::HandlePatch(RequestContext& ctx) {
+  std::string media = MediaType(ctx.req.Header("content-type"));
+  PatchType type;
+  if (media == "application/json-patch+json") {
+    type = PatchType::kJson;
+  } else if (media == "application/merge-patch+json") {
+    type = PatchType::kMerge;
+  } else if (media == "application/strategic-merge-patch+json" && !ctx.info.custom) {
+    type = PatchType::kStrategic;
+  } else if (media == "application/apply-patch+yaml") {
+    return HandleApply(ctx);
+  } else {
+    return ErrorResponse(UnsupportedMediaType(
+        "the body of the request was in an unknown format - accepted media types include: "
+        "application/json-patch+json, application/merge-patch+json, "
+        "application/apply-patch+yaml" +
+        std::string(ctx.info.custom ? "" : ", application/strategic-merge-patch+json")));
+  }
+  const std::string& sub = ctx.ri.subresource;
+  if (!sub.empty() && sub != "status" && sub != "scale") {
+    return ErrorResponse(
+        MethodNotAllowed("the server does not allow this method on the requested resource"));
+  }
+  auto patch = api::ParsePatchBody(ctx.req.body);
+  if (!patch.ok()) return ErrorResponse(PatchError(patch.status()));
+  auto validation = QueryFieldValidation(ctx.req);
+  if (!validation.ok()) return ErrorResponse(validation.error());
+  std::vector<std::string> warnings;
+  const bool pins = PatchPinsResourceVersion(type, *patch);
+
+  if (sub == "scale") {
+    return UpdateScale(ctx, [&](api::Object scale) -> ApiOr<api::Object> {
+      if (!pins) scale.mutable_metadata().erase("resourceVersion");
+      auto patched = ApplyPatch(type, json::value(scale.doc()), *patch, nullptr);
+      if (!patched.ok()) return PatchError(patched.status());
+      if (!patched->is_object()) return BadRequest("the patched Scale is not an object");
+      return api::Object(std::move(patched->get_object()));
+    });
+  }
+
+  auto dry = QueryDryRun(ctx.req);
+  if (!dry.ok()) return ErrorResponse(dry.error());
+  WriteContext w;
+  w.user = &ctx.req.user;
+  w.dry_run = *dry;
+  w.field_manager = ctx.req.Query("fieldManager");
+  w.subresource = sub;
+  const api::TypeSchema* schema = ctx.info.schema;
+  auto result = ctx.storage.Update(
+      ctx.ns, ctx.ri.name,
+      [&](const api::Object* current) -> ApiOr<api::Object> {
+        if (!current) return NotFound(ctx.info.gvr.Gr(), ctx.ri.name);
+        json::value original(current->doc());
+        if (!pins) original.get_object()["metadata"].get_object().erase("resourceVersion");
+        auto patched = ApplyPatch(type, original, *patch, schema);
+        if (!patched.ok()) return PatchError(patched.status());
+        if (!patched->is_object()) return BadRequest("the patched object is not a JSON object");
+        api::Object obj(std::move(patched->get_object()));
+        if (schema) {
+          // Unknown fields the patch introduced: rejected (Strict), reported (Warn), and never
+          // stored.
+          std::vector<std::string> unknown = api::PruneUnknownFields(obj.mutable_doc(), *schema);
+          if (!unknown.empty() && *validation == api::FieldValidation::kStrict) {
+            std::string msg = "strict decoding error: ";
+            for (size_t i = 0; i < unknown.size(); ++i) {
+              msg += (i ? ", unknown field \"" : "unknown field \"") + unknown[i] + "\"";
+            }
+            return BadRequest(msg);
+          }
+          warnings.clear();
+          if (*validation == api::FieldValidation::kWarn) {
+            for (const auto& u : unknown) warnings.push_back("unknown field \"" + u + "\"");
+          }
+        }
+        if (obj.api_version() != current->api_version() || obj.kind() != current->kind()) {
+          return BadRequest("the patch changes apiVersion or kind, which is not allowed");
+        }
+        if (obj.name() != current->name()) {
+          return BadRequest("the name of the object (" + std::string(obj.name()) +
+                            ") does not match the name on the URL (" + ctx.ri.name + ")");
+        }
+        return obj;
+      },
+      w);
+  if (!result.ok()) return ErrorResponse(result.error());
+  Response resp = ObjectResponse(200, ctx.req, ctx.info, *result->object);
+  AddWarnings(resp, warnings);
+  return resp;
+}
+
+Response APIServer::HandleApply(RequestContext& ctx) {
+  (void)ctx;
+  // TODO(#3): server-side apply (managedFields, ownership, conflicts, force).
+  return ErrorResponse(UnsupportedMediaType("server-side apply is not supported yet"));
+}
+
+}  // namespace converge::apiserver

@@ -1,0 +1,166 @@
+// create, update, delete and deletecollection.
+#include "apiserver/handler_util.h"
+#include "apiserver/server.h"
+
+namespace converge::apiserver {
+
+namespace json = boost::json;
+
+namespace {
+
+ApiOr<WriteContext> MakeWriteContext(const RequestContext& ctx) {
+  auto dry = QueryDryRun(ctx.req);
+  if (!dry.ok()) return dry.error();
+  WriteContext w;
+  w.user = &ctx.req.user;
+  w.dry_run = *dry;
+  w.field_manager = ctx.req.Query("fieldManager");
+  w.subresource = ctx.ri.subresource;
+  if (w.field_manager.size() > 128) {
+    return Invalid({"meta.k8s.io", "v1", "CreateOptions"}, "", {FieldTooLong("fieldManager", 128)});
+  }
+  return w;
+}
+
+// Reads DeleteOptions from the body (JSON or protobuf) and the query.
+ApiOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
+  DeleteOptions opts;
+  if (!req.body.empty()) {
+    auto body = DecodeObject(req);
+    if (!body.ok()) return body.error();
+    const json::object& o = body->doc();
+    if (auto it = o.find("gracePeriodSeconds"); it != o.end() && it->value().is_int64()) {
+      opts.grace_period_seconds = it->value().get_int64();
+    }
+    opts.propagation_policy = api::Object::GetString(o, "propagationPolicy");
+    if (auto it = o.find("orphanDependents");
+        it != o.end() && it->value().is_bool() && opts.propagation_policy.empty()) {
+      opts.propagation_policy = it->value().get_bool() ? "Orphan" : "Background";
+    }
+    opts.precondition_uid = api::FindString(o, {"preconditions", "uid"});
+    opts.precondition_resource_version = api::FindString(o, {"preconditions", "resourceVersion"});
+    if (const json::array* dry = api::FindArray(o, {"dryRun"})) {
+      for (const auto& d : *dry) {
+        if (!d.is_string() || d.get_string() != "All") {
+          return BadRequest("Invalid dry run value: supported values: \"All\"");
+        }
+        opts.dry_run = true;
+      }
+    }
+  }
+  auto grace = QueryInt(req, "gracePeriodSeconds");
+  if (!grace.ok()) return grace.error();
+  if (grace->has_value()) opts.grace_period_seconds = **grace;
+  if (auto p = req.Query("propagationPolicy"); !p.empty()) opts.propagation_policy = p;
+  if (req.HasQuery("orphanDependents") && opts.propagation_policy.empty()) {
+    auto orphan = QueryBool(req, "orphanDependents", false);
+    if (!orphan.ok()) return orphan.error();
+    opts.propagation_policy = *orphan ? "Orphan" : "Background";
+  }
+  auto dry = QueryDryRun(req);
+  if (!dry.ok()) return dry.error();
+  opts.dry_run |= *dry;
+  return opts;
+}
+
+}  // namespace
+
+Response APIServer::HandleCreate(RequestContext& ctx) {
+  if (ctx.ri.subresource == "binding") return HandleBinding(ctx);
+  if (!ctx.ri.subresource.empty() || !ctx.ri.name.empty()) {
+    return ErrorResponse(
+        MethodNotAllowed("the server does not allow this method on the requested resource"));
+  }
+  auto wctx = MakeWriteContext(ctx);
+  if (!wctx.ok()) return ErrorResponse(wctx.error());
+  std::vector<std::string> warnings;
+  auto obj = DecodeObject(ctx.req, ctx.info.schema, &warnings);
+  if (!obj.ok()) return ErrorResponse(obj.error());
+  if (auto err = CheckKind(*obj, ctx.info.Gvk())) return ErrorResponse(*err);
+  if (ctx.info.namespaced && !obj->namespace_().empty() && obj->namespace_() != ctx.ns) {
+    return ErrorResponse(BadRequest(
+        "the namespace of the provided object does not match the namespace sent on the request"));
+  }
+  auto created = ctx.storage.Create(ctx.ns, std::move(*obj), *wctx);
+  if (!created.ok()) return ErrorResponse(created.error());
+  Response resp = ObjectResponse(201, ctx.req, ctx.info, **created);
+  AddWarnings(resp, warnings);
+  return resp;
+}
+
+Response APIServer::HandleUpdate(RequestContext& ctx) {
+  const std::string& sub = ctx.ri.subresource;
+  if (sub == "scale") return HandleScale(ctx);
+  if (sub == "finalize") return HandleFinalize(ctx);
+  if (!sub.empty() && sub != "status") {
+    return ErrorResponse(
+        MethodNotAllowed("the server does not allow this method on the requested resource"));
+  }
+  auto wctx = MakeWriteContext(ctx);
+  if (!wctx.ok()) return ErrorResponse(wctx.error());
+  std::vector<std::string> warnings;
+  auto body = DecodeObject(ctx.req, ctx.info.schema, &warnings);
+  if (!body.ok()) return ErrorResponse(body.error());
+  if (auto err = CheckKind(*body, ctx.info.Gvk())) return ErrorResponse(*err);
+  const std::string& name = ctx.ri.name;
+  if (!body->name().empty() && body->name() != name) {
+    return ErrorResponse(BadRequest("the name of the object (" + std::string(body->name()) +
+                                    ") does not match the name on the URL (" + name + ")"));
+  }
+  if (ctx.info.namespaced && !body->namespace_().empty() && body->namespace_() != ctx.ns) {
+    return ErrorResponse(BadRequest(
+        "the namespace of the provided object does not match the namespace sent on the request"));
+  }
+  body->set_name(name);
+  api::Object desired = std::move(*body);
+  auto result = ctx.storage.Update(
+      ctx.ns, name, [&](const api::Object*) -> ApiOr<api::Object> { return desired; }, *wctx,
+      /*allow_create=*/sub.empty());
+  if (!result.ok()) return ErrorResponse(result.error());
+  Response resp = ObjectResponse(result->created ? 201 : 200, ctx.req, ctx.info, *result->object);
+  AddWarnings(resp, warnings);
+  return resp;
+}
+
+Response APIServer::HandleDelete(RequestContext& ctx) {
+  if (!ctx.ri.subresource.empty()) {
+    return ErrorResponse(
+        MethodNotAllowed("the server does not allow this method on the requested resource"));
+  }
+  auto opts = ParseDeleteOptions(ctx.req);
+  if (!opts.ok()) return ErrorResponse(opts.error());
+  auto wctx = MakeWriteContext(ctx);
+  if (!wctx.ok()) return ErrorResponse(wctx.error());
+  wctx->dry_run |= opts->dry_run;
+  auto result = ctx.storage.Delete(ctx.ns, ctx.ri.name, *opts, *wctx);
+  if (!result.ok()) return ErrorResponse(result.error());
+  // 200 with the object when it is gone; 202 when finalizers or a grace period keep it.
+  return ObjectResponse(result->deleted ? 200 : 202, ctx.req, ctx.info, *result->object);
+}
+
+Response APIServer::HandleDeleteCollection(RequestContext& ctx) {
+  auto opts = ParseDeleteOptions(ctx.req);
+  if (!opts.ok()) return ErrorResponse(opts.error());
+  auto wctx = MakeWriteContext(ctx);
+  if (!wctx.ok()) return ErrorResponse(wctx.error());
+  wctx->dry_run |= opts->dry_run;
+  auto filter = QueryFilter(ctx.req, ctx.info, ctx.ns);
+  if (!filter.ok()) return ErrorResponse(filter.error());
+  ListOptions lo;
+  lo.filter = std::move(*filter);
+  auto list = ctx.storage.List(lo);
+  if (!list.ok()) return ErrorResponse(list.error());
+  ListResult deleted;
+  deleted.revision = list->revision;
+  for (const auto& item : list->items) {
+    auto r = ctx.storage.Delete(item->key.ns, item->key.name, *opts, *wctx);
+    if (!r.ok()) {
+      if (r.error().code == 404) continue;  // deleted concurrently
+      return ErrorResponse(r.error());
+    }
+    deleted.items.push_back(r->object);
+  }
+  return ListResponse(ctx.req, ctx.info, deleted);
+}
+
+}  // namespace converge::apiserver

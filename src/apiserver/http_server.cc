@@ -1,0 +1,321 @@
+#include "apiserver/http_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/url.hpp>
+
+#include <atomic>
+#include <charconv>
+#include <optional>
+#include <thread>
+
+#include "apiserver/errors.h"
+
+namespace converge::apiserver {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using asio::use_awaitable;
+
+namespace {
+
+constexpr size_t kHeaderLimit = 64 * 1024;
+
+Request ToRequest(const http::request<http::string_body>& in, const std::string& remote) {
+  Request req;
+  req.method = std::string(in.method_string());
+  req.remote_address = remote;
+  std::string_view target = in.target();
+  auto parsed = boost::urls::parse_origin_form(target);
+  if (parsed) {
+    req.path = parsed->path();
+    for (auto p : parsed->params()) {
+      req.query.emplace_back(p.key, p.has_value ? p.value : std::string());
+    }
+  } else {
+    req.path = std::string(target.substr(0, target.find('?')));
+  }
+  for (const auto& f : in) {
+    std::string name(f.name_string());
+    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    req.headers.emplace_back(std::move(name), std::string(f.value()));
+  }
+  req.body = in.body();
+  return req;
+}
+
+http::response<http::string_body> ToHttp(const Response& r, unsigned version, bool keep_alive) {
+  http::response<http::string_body> out{static_cast<http::status>(r.status), version};
+  out.set(http::field::content_type, r.content_type);
+  for (const auto& [k, v] : r.headers) out.set(k, v);
+  out.body() = r.body;
+  out.keep_alive(keep_alive);
+  out.prepare_payload();
+  return out;
+}
+
+Response ErrorResponse(const ApiError& e) {
+  Response r;
+  r.status = e.code;
+  r.body = e.ToJson();
+  return r;
+}
+
+// Shared between a streaming response's writer and the callbacks that wake it.
+struct StreamState {
+  explicit StreamState(asio::any_io_executor ex) : timer(ex) {}
+  asio::steady_timer timer;
+  bool closed = false;  // the peer went away (set on the session's strand)
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  explicit Impl(HttpServerOptions o)
+      : options(std::move(o)), workers(static_cast<size_t>(std::max(1, options.worker_threads))) {}
+
+  HttpServerOptions options;
+  asio::io_context ioc;
+  asio::thread_pool workers;
+  std::optional<tcp::acceptor> acceptor;
+  std::optional<ssl::context> tls;
+  std::vector<std::thread> threads;
+  std::atomic<uint16_t> port{0};
+  std::atomic<bool> stopped{false};
+
+  asio::awaitable<void> Accept();
+  template <typename Stream>
+  asio::awaitable<void> Session(Stream stream, std::string remote);
+  template <typename Stream>
+  asio::awaitable<bool> WriteStream(Stream& stream, Response& resp, unsigned version);
+};
+
+template <typename Stream>
+asio::awaitable<bool> HttpServer::Impl::WriteStream(Stream& stream, Response& resp,
+                                                    unsigned version) {
+  http::response<http::empty_body> head{static_cast<http::status>(resp.status), version};
+  head.set(http::field::content_type, resp.content_type);
+  for (const auto& [k, v] : resp.headers) head.set(k, v);
+  head.chunked(true);
+  // The connection ends with the stream: a watch is a long-lived response and clients open a
+  // new connection for the next one.
+  head.keep_alive(false);
+  http::response_serializer<http::empty_body> sr{head};
+  beast::error_code ec;
+  co_await http::async_write_header(stream, sr, asio::redirect_error(use_awaitable, ec));
+  if (ec) {
+    resp.stream->Close();
+    co_return false;
+  }
+
+  auto ex = co_await asio::this_coro::executor;
+  auto state = std::make_shared<StreamState>(ex);
+  // Detect the client closing the connection while we wait for data.
+  asio::co_spawn(
+      ex,
+      [&stream, state]() -> asio::awaitable<void> {
+        char b[256];
+        beast::error_code rec;
+        while (!rec) {
+          co_await beast::get_lowest_layer(stream).socket().async_read_some(
+              asio::buffer(b), asio::redirect_error(use_awaitable, rec));
+        }
+        state->closed = true;
+        state->timer.cancel();
+      },
+      asio::detached);
+
+  const auto deadline = resp.stream_timeout.count() > 0
+                            ? std::chrono::steady_clock::now() + resp.stream_timeout
+                            : std::chrono::steady_clock::time_point::max();
+  std::vector<std::shared_ptr<const std::string>> chunks;
+  bool ok = true;
+  while (!state->closed) {
+    chunks.clear();
+    std::weak_ptr<StreamState> weak = state;
+    auto wake = [weak, ex] {
+      asio::post(ex, [weak] {
+        if (auto s = weak.lock()) s->timer.cancel();
+      });
+    };
+    // Arm the timer before polling so that a wake between Poll and the wait is not lost.
+    state->timer.expires_at(deadline);
+    ResponseStream::PollResult r = resp.stream->Poll(&chunks, wake);
+    if (r == ResponseStream::PollResult::kData) {
+      std::vector<asio::const_buffer> bufs;
+      bufs.reserve(chunks.size());
+      size_t total = 0;
+      for (const auto& c : chunks) {
+        bufs.emplace_back(c->data(), c->size());
+        total += c->size();
+      }
+      if (total == 0) continue;
+      co_await asio::async_write(stream, http::make_chunk(bufs),
+                                 asio::redirect_error(use_awaitable, ec));
+      if (ec) {
+        ok = false;
+        break;
+      }
+      continue;
+    }
+    if (r == ResponseStream::PollResult::kEnd) break;
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    co_await state->timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    if (!ec && std::chrono::steady_clock::now() >= deadline) break;  // timed out
+  }
+  resp.stream->Close();
+  if (ok && !state->closed) {
+    co_await asio::async_write(stream, http::make_chunk_last(),
+                               asio::redirect_error(use_awaitable, ec));
+  }
+  co_return false;
+}
+
+template <typename Stream>
+asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remote) {
+  beast::flat_buffer buffer;
+  beast::error_code ec;
+  while (!stopped) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(kHeaderLimit);
+    parser.body_limit(options.max_body_bytes);
+    co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
+    if (ec == http::error::body_limit) {
+      Response r =
+          ErrorResponse(RequestEntityTooLarge("the request body is larger than the limit of " +
+                                              std::to_string(options.max_body_bytes) + " bytes"));
+      auto out = ToHttp(r, 11, false);
+      co_await http::async_write(stream, out, asio::redirect_error(use_awaitable, ec));
+      break;
+    }
+    if (ec) break;
+    http::request<http::string_body> in = parser.release();
+    const unsigned version = in.version();
+    const bool keep_alive = in.keep_alive();
+    Request req = ToRequest(in, remote);
+    // Run the handler on the worker pool: it may block on a store commit.
+    Response resp = co_await asio::co_spawn(
+        workers, [this, &req]() -> asio::awaitable<Response> { co_return options.handler(req); },
+        use_awaitable);
+    if (resp.stream) {
+      co_await WriteStream(stream, resp, version);
+      break;
+    }
+    auto out = ToHttp(resp, version, keep_alive);
+    co_await http::async_write(stream, out, asio::redirect_error(use_awaitable, ec));
+    if (ec || !keep_alive) break;
+  }
+  beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ec);
+}
+
+asio::awaitable<void> HttpServer::Impl::Accept() {
+  while (!stopped) {
+    beast::error_code ec;
+    tcp::socket socket(asio::make_strand(ioc));
+    co_await acceptor->async_accept(socket, asio::redirect_error(use_awaitable, ec));
+    if (ec) {
+      if (stopped) co_return;
+      continue;
+    }
+    socket.set_option(tcp::no_delay(true), ec);
+    std::string remote;
+    auto ep = socket.remote_endpoint(ec);
+    if (!ec) remote = ep.address().to_string() + ":" + std::to_string(ep.port());
+    auto ex = socket.get_executor();
+    if (tls) {
+      asio::co_spawn(
+          ex,
+          [this, s = std::move(socket), remote]() mutable -> asio::awaitable<void> {
+            beast::ssl_stream<beast::tcp_stream> stream(beast::tcp_stream(std::move(s)), *tls);
+            beast::error_code hec;
+            co_await stream.async_handshake(ssl::stream_base::server,
+                                            asio::redirect_error(use_awaitable, hec));
+            if (hec) co_return;
+            co_await Session(std::move(stream), remote);
+          },
+          asio::detached);
+    } else {
+      asio::co_spawn(ex, Session(beast::tcp_stream(std::move(socket)), remote), asio::detached);
+    }
+  }
+}
+
+HttpServer::HttpServer(HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+HttpServer::~HttpServer() {
+  Stop();
+}
+
+uint16_t HttpServer::port() const {
+  return impl_->port.load();
+}
+
+util::Status HttpServer::Start() {
+  const std::string& listen = impl_->options.listen;
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos) return util::InvalidArgument("--listen must be HOST:PORT");
+  std::string host = listen.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  uint16_t port = 0;
+  std::string_view port_text = std::string_view(listen).substr(colon + 1);
+  if (std::from_chars(port_text.data(), port_text.data() + port_text.size(), port).ec !=
+      std::errc()) {
+    return util::InvalidArgument("invalid port in --listen " + listen);
+  }
+  beast::error_code ec;
+  auto address = asio::ip::make_address(host.empty() ? "0.0.0.0" : host, ec);
+  if (ec) return util::InvalidArgument("invalid address in --listen " + listen);
+
+  if (!impl_->options.cert_file.empty()) {
+    impl_->tls.emplace(ssl::context::tls_server);
+    impl_->tls->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                            ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
+                            ssl::context::no_tlsv1_1);
+    impl_->tls->use_certificate_chain_file(impl_->options.cert_file, ec);
+    if (ec) return util::InvalidArgument("loading certificate: " + ec.message());
+    impl_->tls->use_private_key_file(impl_->options.key_file, ssl::context::pem, ec);
+    if (ec) return util::InvalidArgument("loading private key: " + ec.message());
+    if (!impl_->options.client_ca_file.empty()) {
+      impl_->tls->load_verify_file(impl_->options.client_ca_file, ec);
+      if (ec) return util::InvalidArgument("loading client CA: " + ec.message());
+      impl_->tls->set_verify_mode(ssl::verify_peer);
+    }
+  }
+
+  tcp::endpoint ep(address, port);
+  impl_->acceptor.emplace(impl_->ioc);
+  impl_->acceptor->open(ep.protocol(), ec);
+  if (!ec) impl_->acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor->bind(ep, ec);
+  if (!ec) impl_->acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) return util::Unavailable("cannot listen on " + listen + ": " + ec.message());
+  impl_->port = impl_->acceptor->local_endpoint().port();
+  asio::co_spawn(impl_->ioc, impl_->Accept(), asio::detached);
+  for (int i = 0; i < std::max(1, impl_->options.io_threads); ++i) {
+    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+  }
+  return util::Status();
+}
+
+void HttpServer::Stop() {
+  if (impl_->stopped.exchange(true)) return;
+  asio::post(impl_->ioc, [this] {
+    beast::error_code ec;
+    if (impl_->acceptor) impl_->acceptor->close(ec);
+  });
+  impl_->ioc.stop();
+  for (auto& t : impl_->threads) t.join();
+  impl_->threads.clear();
+  impl_->workers.join();
+}
+
+}  // namespace converge::apiserver

@@ -1,0 +1,162 @@
+#include "apiserver/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include "api/builtin_resources.h"
+#include "api/schema_registry.h"
+#include "apiserver/admission_service_ip.h"
+#include "apiserver/metrics.h"
+#include "apiserver/strategy.h"
+#include "util/time_format.h"
+
+namespace converge::apiserver {
+
+namespace json = boost::json;
+
+APIServer::APIServer(APIServerOptions options) : options_(std::move(options)) {}
+
+APIServer::~APIServer() {
+  Stop();
+}
+
+void APIServer::InstallResource(std::shared_ptr<const api::ResourceInfo> info) {
+  if (info->storage_prefix.empty()) return;  // virtual resources (reviews) have no storage
+  WatchCache* cache = cacher_->ForPrefix(info->storage_prefix);
+  if (!cache) cache = cacher_->AddResource(info);
+  auto storage = std::make_unique<ResourceStorage>(
+      info, MakeStrategy(info), options_.kv, cacher_.get(), cache, &admission_, options_.storage);
+  std::unique_lock lock(resources_mu_);
+  resources_[info->gvr] = ResourceEntry{info, std::move(storage)};
+}
+
+ResourceStorage* APIServer::Storage(const api::GroupVersionResource& gvr) const {
+  std::shared_lock lock(resources_mu_);
+  auto it = resources_.find(gvr);
+  return it == resources_.end() ? nullptr : it->second.storage.get();
+}
+
+std::optional<NamespaceLifecycle::Phase> APIServer::NamespacePhase(const std::string& ns) {
+  ResourceStorage* namespaces = Storage({"", "v1", "namespaces"});
+  if (!namespaces) return NamespaceLifecycle::Phase::kActive;
+  CachedObjectPtr obj = namespaces->cache()->Get(StorageKey(namespaces->info(), "", ns));
+  if (!obj) {
+    // The cache may lag a namespace created a moment ago: ask the store.
+    auto fresh = namespaces->Get("", ns, "");
+    if (!fresh.ok()) return std::nullopt;
+    obj = *fresh;
+  }
+  auto parsed = obj->Parse();
+  if (parsed.ok() && (parsed->being_deleted() ||
+                      api::FindString(parsed->doc(), {"status", "phase"}) == "Terminating")) {
+    return NamespaceLifecycle::Phase::kTerminating;
+  }
+  return NamespaceLifecycle::Phase::kActive;
+}
+
+util::Status APIServer::BootstrapNamespaces() {
+  ResourceStorage* namespaces = Storage({"", "v1", "namespaces"});
+  if (!namespaces) return util::Internal("namespaces are not registered");
+  UserInfo system{"system:apiserver", "", {"system:masters"}, true};
+  WriteContext ctx;
+  ctx.user = &system;
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    api::Object ns;
+    ns.SetGvk({"", "v1", "Namespace"});
+    ns.set_name(name);
+    auto created = namespaces->Create("", std::move(ns), ctx);
+    if (!created.ok() && created.error().reason != "AlreadyExists") {
+      return util::Internal("creating namespace " + std::string(name) + ": " +
+                            created.error().message);
+    }
+  }
+  return util::Status();
+}
+
+util::Status APIServer::Start() {
+  if (!options_.kv) return util::InvalidArgument("APIServer needs a store");
+  api::LoadBuiltins(&registry_);
+  discovery_ = std::make_unique<DiscoveryService>(
+      &registry_, DiscoveryServiceOptions{.server_address = options_.advertise_address});
+  openapi_ = std::make_unique<OpenApiService>(&registry_, &api::BuiltinSchemas());
+  cacher_ = std::make_unique<Cacher>(options_.kv, options_.cacher);
+  admission_.Add(std::make_shared<NamespaceLifecycle>(
+      [this](const std::string& ns) { return NamespacePhase(ns); }));
+  admission_.Add(std::make_shared<ServiceClusterIpAllocator>([this] {
+    std::set<std::string> used;
+    if (ResourceStorage* services = Storage({"", "v1", "services"})) {
+      for (const auto& svc : services->cache()->List({}).items) {
+        auto parsed = svc->Parse();
+        if (!parsed.ok()) continue;
+        if (const auto* ips = api::FindArray(parsed->doc(), {"spec", "clusterIPs"})) {
+          for (const auto& ip : *ips) {
+            if (ip.is_string()) used.emplace(ip.get_string());
+          }
+        }
+        std::string_view ip = api::FindString(parsed->doc(), {"spec", "clusterIP"});
+        if (!ip.empty() && ip != "None") used.emplace(ip);
+      }
+    }
+    return used;
+  }));
+  for (const auto& info : registry_.Snapshot()->resources) InstallResource(info);
+  CONVERGE_RETURN_IF_ERROR(cacher_->Start());
+  CONVERGE_RETURN_IF_ERROR(BootstrapNamespaces());
+  if (options_.compaction_interval.count() > 0) {
+    compactor_ = std::jthread([this](std::stop_token st) { RunCompaction(st); });
+  }
+  ready_ = true;
+  return util::Status();
+}
+
+void APIServer::Stop() {
+  ready_ = false;
+  if (compactor_.joinable()) {
+    compactor_.request_stop();
+    compactor_.join();
+  }
+  if (cacher_) cacher_->Stop();
+}
+
+void APIServer::RunCompaction(std::stop_token stop) {
+  // Compacting to the revision of one interval ago keeps at least one interval of history for
+  // watchers and paginated lists to resume from.
+  store::Revision previous = options_.kv->CurrentRevision();
+  std::mutex mu;
+  std::condition_variable_any cv;
+  while (!stop.stop_requested()) {
+    {
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, stop, options_.compaction_interval, [] { return false; });
+    }
+    if (stop.stop_requested()) return;
+    store::Revision now = options_.kv->CurrentRevision();
+    if (previous > options_.kv->CompactRevision()) {
+      auto r = options_.kv->Compact(previous);
+      if (!r.ok() && !store::IsCompacted(r.status())) {
+        spdlog::warn("compaction to revision {} failed: {}", previous, r.status().ToString());
+      }
+    }
+    previous = now;
+  }
+}
+
+Response APIServer::Handle(Request& req) {
+  const auto start = std::chrono::steady_clock::now();
+  RequestInfo ri = ParseRequestInfo(req);
+  const bool mutating = ri.verb == "create" || ri.verb == "update" || ri.verb == "patch" ||
+                        ri.verb == "delete" || ri.verb == "deletecollection";
+  ApiMetrics& m = ApiMetrics::Get();
+  util::Gauge& inflight = mutating ? m.inflight_mutating : m.inflight_readonly;
+  inflight.Inc();
+  Response resp;
+  if (!ri.is_resource_request) {
+    resp = HandleNonResource(req, ri);
+  } else {
+    resp = HandleResource(req, ri);
+  }
+  inflight.Dec();
+  m.Observe(ri, resp.status, std::chrono::steady_clock::now() - start);
+  return resp;
+}
+
+}  // namespace converge::apiserver

@@ -1,0 +1,123 @@
+// APIServer: the single entry point of every API call, whatever the transport.
+//
+// Handle() runs the whole chain for one Request — routing, authentication, authorization,
+// decoding, admission, validation, storage, encoding — and returns the Response (a streamed one
+// for watches and followed logs). HTTP/1.1, HTTP/2 and the in-process transport all call it, so
+// behaviour is identical across them.
+//
+// Lifecycle: construct, Start() (bootstraps the registry, the watch caches and the system
+// namespaces), serve, Stop(). Thread-safety: Handle may be called from many threads at once; it
+// blocks while the store commits, so transports call it from worker threads.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+
+#include "api/resource.h"
+#include "apiserver/admission.h"
+#include "apiserver/admission_namespace_lifecycle.h"
+#include "apiserver/discovery.h"
+#include "apiserver/errors.h"
+#include "apiserver/handler_util.h"
+#include "apiserver/openapi.h"
+#include "apiserver/request.h"
+#include "apiserver/request_info.h"
+#include "apiserver/storage.h"
+#include "apiserver/watch_cache.h"
+#include "store/kv.h"
+#include "util/clock.h"
+
+namespace converge::apiserver {
+
+struct APIServerOptions {
+  store::KV* kv = nullptr;  // not owned; must outlive the server
+  util::Clock* clock = &util::RealClock();
+  CacherOptions cacher;
+  StorageOptions storage;
+  // Reported in discovery (serverAddressByClientCIDRs) and written into kubeconfigs.
+  std::string advertise_address = "127.0.0.1:6443";
+  size_t max_body_bytes = 3 * 1024 * 1024;
+  // The store is compacted every interval to the revision seen one interval earlier (upstream's
+  // --etcd-compaction-interval, 5 minutes). Zero disables compaction.
+  std::chrono::milliseconds compaction_interval{std::chrono::minutes(5)};
+  // Longest watch when the client gives no timeoutSeconds (upstream: 30-60 min, randomized).
+  std::chrono::seconds max_watch_timeout{1800};
+};
+
+class APIServer {
+ public:
+  explicit APIServer(APIServerOptions options);
+  ~APIServer();
+  APIServer(const APIServer&) = delete;
+  APIServer& operator=(const APIServer&) = delete;
+
+  util::Status Start();
+  void Stop();
+  bool ready() const { return ready_.load(); }
+
+  Response Handle(Request& req);
+
+  api::ResourceRegistry& registry() { return registry_; }
+  // Serves pods/log (the simulated kubelets install one); without it logs are empty.
+  using LogProvider = std::function<Response(const Request& req, const CachedObject& pod)>;
+  void SetLogProvider(LogProvider provider) { log_provider_ = std::move(provider); }
+  AdmissionChain& admission() { return admission_; }
+  // The storage of a resource (null when unknown). For in-process bootstrap code and tests.
+  ResourceStorage* Storage(const api::GroupVersionResource& gvr) const;
+
+ private:
+  struct ResourceEntry {
+    std::shared_ptr<const api::ResourceInfo> info;
+    std::unique_ptr<ResourceStorage> storage;
+  };
+
+  void InstallResource(std::shared_ptr<const api::ResourceInfo> info);
+  util::Status BootstrapNamespaces();
+  std::optional<NamespaceLifecycle::Phase> NamespacePhase(const std::string& ns);
+
+  Response HandleNonResource(Request& req, const RequestInfo& ri);
+  Response HandleResource(Request& req, const RequestInfo& ri);
+  // Discovery (/api, /apis, ...) and OpenAPI; nullopt when the path is neither.
+  std::optional<Response> HandleDiscovery(Request& req, const RequestInfo& ri);
+  // Resources without storage (access reviews, token reviews).
+  Response HandleVirtual(Request& req, const RequestInfo& ri, const api::ResourceInfo& info);
+
+  // Resource verbs (handlers_read.cc, handlers_write.cc, handlers_patch.cc).
+  Response HandleGet(RequestContext& ctx);
+  Response HandleList(RequestContext& ctx);
+  Response HandleWatch(RequestContext& ctx);
+  Response HandleCreate(RequestContext& ctx);
+  Response HandleUpdate(RequestContext& ctx);
+  Response HandlePatch(RequestContext& ctx);
+  Response HandleApply(RequestContext& ctx);
+  Response HandleDelete(RequestContext& ctx);
+  Response HandleDeleteCollection(RequestContext& ctx);
+  // Subresources (handlers_subresource.cc).
+  Response HandleScale(RequestContext& ctx);
+  Response HandleBinding(RequestContext& ctx);
+  Response HandleLog(RequestContext& ctx);
+  Response HandleFinalize(RequestContext& ctx);
+
+  const APIServerOptions options_;
+  api::ResourceRegistry registry_;
+  AdmissionChain admission_;
+  std::unique_ptr<Cacher> cacher_;
+  std::unique_ptr<DiscoveryService> discovery_;
+  std::unique_ptr<OpenApiService> openapi_;
+
+  mutable std::shared_mutex resources_mu_;
+  std::map<api::GroupVersionResource, ResourceEntry> resources_;  // guarded by resources_mu_
+
+  void RunCompaction(std::stop_token stop);
+
+  LogProvider log_provider_;  // set before serving
+  std::jthread compactor_;
+  std::atomic<bool> ready_{false};
+};
+
+}  // namespace converge::apiserver

@@ -1,0 +1,45 @@
+// Child processes for tests: started with arguments, stopped by their own PID.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+namespace converge::testing {
+
+class Process {
+ public:
+  Process() = default;
+  ~Process() { Kill(); }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+
+  // Starts `argv[0]` with `argv`; stdout and stderr go to `log_path` (appended).
+  bool Start(const std::vector<std::string>& argv, const std::string& log_path);
+  // SIGTERM, then SIGKILL after `grace_ms`; reaps the child. Safe to call twice.
+  void Stop(int grace_ms = 5000);
+  // SIGKILL now (a crash); reaps the child.
+  void Kill();
+  bool Running();
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// A fresh temporary directory, removed (recursively) on destruction unless KEEP_TEST_DIRS is set.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Whole file contents, or "" when unreadable.
+std::string ReadFile(const std::string& path);
+
+}  // namespace converge::testing
