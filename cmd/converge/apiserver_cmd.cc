@@ -25,12 +25,7 @@ struct ApiserverFlags {
 };
 
 int RunApiserver(const ApiserverFlags& f) {
-  // Signals are handled by sigwait in the main thread; block them in every thread we start.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  BlockShutdownSignals();
 
   std::error_code ec;
   std::filesystem::create_directories(f.data_dir, ec);

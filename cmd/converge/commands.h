@@ -7,11 +7,15 @@
 namespace converge::cmd {
 
 void RegisterApiserver(CLI::App& app);
+void RegisterControllerManager(CLI::App& app);
 
 // The exit code the last run subcommand asked for.
 int ExitCode();
 void SetExitCode(int code);
 
+// Blocks SIGINT and SIGTERM in the calling thread (and the threads it starts later), so that
+// WaitForShutdownSignal receives them. Call first thing in a subcommand.
+void BlockShutdownSignals();
 // Blocks until SIGINT or SIGTERM.
 void WaitForShutdownSignal();
 

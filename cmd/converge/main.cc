@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")
       ->capture_default_str();
   converge::cmd::RegisterApiserver(app);
+  converge::cmd::RegisterControllerManager(app);
   app.parse_complete_callback([&] { spdlog::set_level(spdlog::level::from_str(log_level)); });
   CLI11_PARSE(app, argc, argv);
   return converge::cmd::ExitCode();

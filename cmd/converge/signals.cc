@@ -1,3 +1,4 @@
+#include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
@@ -15,6 +16,14 @@ int ExitCode() {
 }
 void SetExitCode(int code) {
   exit_code = code;
+}
+
+void BlockShutdownSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
 }
 
 void WaitForShutdownSignal() {

@@ -1,0 +1,83 @@
+// converge controller-manager: the controllers alone, against any API server.
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+#include <thread>
+
+#include "client/kubeconfig.h"
+#include "client/rest_client.h"
+#include "commands.h"
+#include "controllers/manager/controller_manager.h"
+
+namespace converge::cmd {
+
+namespace {
+
+struct ControllerManagerFlags {
+  std::string kubeconfig;
+  std::string controllers = "*";
+  int workers = 5;
+  bool leader_elect = true;
+};
+
+std::vector<std::string> SplitCommas(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+int RunControllerManager(const ControllerManagerFlags& f) {
+  BlockShutdownSignals();
+  auto config = client::LoadRestConfig(f.kubeconfig);
+  if (!config.ok()) {
+    spdlog::error("loading {}: {}", f.kubeconfig, config.status().ToString());
+    return 1;
+  }
+  config->user_agent = "converge-controller-manager/0.1";
+  auto rest = client::RestClient::ForConfig(*config);
+  if (!rest.ok()) {
+    spdlog::error("{}", rest.status().ToString());
+    return 1;
+  }
+  controllers::ControllerManagerOptions o;
+  o.client = rest->get();
+  o.controllers = SplitCommas(f.controllers);
+  o.workers = f.workers;
+  o.leader_elect = f.leader_elect;
+  controllers::ControllerManager manager(o);
+  std::stop_source stop;
+  util::Status result;
+  std::thread runner([&] { result = manager.Run(stop.get_token()); });
+  spdlog::info("controller-manager: running");
+  WaitForShutdownSignal();
+  stop.request_stop();
+  runner.join();
+  if (!result.ok()) {
+    spdlog::error("controller-manager: {}", result.ToString());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void RegisterControllerManager(CLI::App& app) {
+  auto flags = std::make_shared<ControllerManagerFlags>();
+  CLI::App* sub = app.add_subcommand("controller-manager", "Run the controllers alone");
+  sub->add_option("--kubeconfig", flags->kubeconfig, "Kubeconfig of the API server")->required();
+  sub->add_option("--controllers", flags->controllers,
+                  "Comma-separated controllers to run; * = all, -name = all but name")
+      ->capture_default_str();
+  sub->add_option("--workers", flags->workers, "Workers per controller")->capture_default_str();
+  sub->add_option("--leader-elect", flags->leader_elect,
+                  "Elect a leader among replicas through a Lease")
+      ->capture_default_str();
+  sub->callback([flags] { SetExitCode(RunControllerManager(*flags)); });
+}
+
+}  // namespace converge::cmd
