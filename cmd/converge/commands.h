@@ -4,10 +4,18 @@
 
 #include <CLI/CLI.hpp>
 
+namespace converge::server {
+struct ControlPlaneOptions;
+}
+
 namespace converge::cmd {
+
+// Flags shared by `apiserver` and `server`.
+void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* options);
 
 void RegisterApiserver(CLI::App& app);
 void RegisterControllerManager(CLI::App& app);
+void RegisterServer(CLI::App& app);
 
 // The exit code the last run subcommand asked for.
 int ExitCode();

@@ -1,0 +1,38 @@
+// converge server: the whole control plane and N simulated nodes in one process.
+#include <spdlog/spdlog.h>
+
+#include "commands.h"
+#include "server/all_in_one.h"
+
+namespace converge::cmd {
+
+namespace {
+
+int RunServer(const server::AllInOneOptions& options) {
+  BlockShutdownSignals();
+  server::AllInOne s(options);
+  if (auto st = s.Start(); !st.ok()) {
+    spdlog::error("server: {}", st.ToString());
+    return 1;
+  }
+  WaitForShutdownSignal();
+  spdlog::info("server: shutting down");
+  s.Stop();
+  return 0;
+}
+
+}  // namespace
+
+void RegisterServer(CLI::App& app) {
+  auto options = std::make_shared<server::AllInOneOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "server", "Run the API server, controllers, scheduler and simulated nodes in one process");
+  AddControlPlaneFlags(sub, &options->control_plane);
+  sub->add_option("--nodes", options->nodes, "Simulated nodes")->capture_default_str();
+  sub->add_option("--leader-elect", options->leader_elect,
+                  "Elect leaders through Leases (for running several servers on one store)")
+      ->capture_default_str();
+  sub->callback([options] { SetExitCode(RunServer(*options)); });
+}
+
+}  // namespace converge::cmd

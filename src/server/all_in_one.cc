@@ -1,0 +1,43 @@
+#include "server/all_in_one.h"
+
+#include <spdlog/spdlog.h>
+
+#include "controllers/manager/controller_manager.h"
+
+namespace converge::server {
+
+AllInOne::AllInOne(AllInOneOptions options) : options_(std::move(options)) {}
+
+AllInOne::~AllInOne() {
+  Stop();
+}
+
+util::Status AllInOne::Start() {
+  cp_ = std::make_unique<ControlPlane>(options_.control_plane);
+  CONVERGE_RETURN_IF_ERROR(cp_->Start());
+
+  clients_.push_back(cp_->InProcessClient("system:kube-controller-manager", {}));
+  client::RestClient* cm_client = clients_.back().get();
+  components_.emplace_back([this, cm_client] {
+    controllers::ControllerManagerOptions o;
+    o.client = cm_client;
+    o.leader_elect = options_.leader_elect;
+    controllers::ControllerManager manager(o);
+    spdlog::info("controller-manager: starting");
+    if (auto s = manager.Run(stop_.get_token()); !s.ok()) {
+      spdlog::error("controller-manager: {}", s.ToString());
+    }
+  });
+  // TODO(#7): the scheduler and the simulated kubelets (--nodes) start here.
+  return util::Status();
+}
+
+void AllInOne::Stop() {
+  // Components first (they hold in-process clients into the API server), then the control plane.
+  stop_.request_stop();
+  components_.clear();  // joins
+  clients_.clear();
+  if (cp_) cp_->Stop();
+}
+
+}  // namespace converge::server

@@ -1,0 +1,58 @@
+// ControlPlane: the API server as a running service — store, API server, HTTP listener and the
+// kubeconfig it hands out. `converge apiserver` runs one alone; `converge server` runs one with
+// every other component attached in-process.
+//
+// Start order: open the store (recovering and verifying it), start the API server (watch caches,
+// bootstrap namespaces), start listening, write DIR/kubeconfig (last: its existence tells users
+// and tests that the server is reachable). Stop runs in reverse.
+//
+// Thread-safety: Start/Stop from one thread; the accessors are safe once Start returned.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "apiserver/http_server.h"
+#include "apiserver/server.h"
+#include "client/rest_client.h"
+#include "store/kv.h"
+
+namespace converge::server {
+
+struct ControlPlaneOptions {
+  std::string data_dir = "./data";
+  std::string listen = "127.0.0.1:6443";
+  bool fsync = true;
+  int workers = 64;
+  int io_threads = 2;
+  size_t watch_cache_size = 10000;
+  std::chrono::seconds compaction_interval{300};
+};
+
+class ControlPlane {
+ public:
+  explicit ControlPlane(ControlPlaneOptions options);
+  ~ControlPlane();
+
+  util::Status Start();
+  void Stop();
+
+  apiserver::APIServer& api() { return *api_; }
+  store::KV& kv() { return *kv_; }
+  const std::string& kubeconfig_path() const { return kubeconfig_path_; }
+  // "http(s)://host:port" as clients reach it.
+  const std::string& url() const { return url_; }
+  // A client that enters the API server's handler chain without a socket, acting as `user`.
+  std::unique_ptr<client::RestClient> InProcessClient(const std::string& user,
+                                                      std::vector<std::string> groups) const;
+
+ private:
+  const ControlPlaneOptions options_;
+  std::unique_ptr<store::KV> kv_;
+  std::unique_ptr<apiserver::APIServer> api_;
+  std::unique_ptr<apiserver::HttpServer> http_;
+  std::string kubeconfig_path_;
+  std::string url_;
+};
+
+}  // namespace converge::server
