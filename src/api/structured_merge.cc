@@ -1,0 +1,704 @@
+#include "api/structured_merge.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+
+#include "api/go_json.h"
+#include "api/merge_patch.h"
+
+namespace converge::api {
+namespace {
+
+namespace json = boost::json;
+
+// Deeper nodes are leaves: bounds the recursion of every walker here.
+constexpr int kMaxDepth = 500;
+
+// A node's type, resolved from the schema (upstream's schema.Atom).
+struct TypeRef {
+  enum class Kind : uint8_t { kScalar, kStruct, kMap, kList, kDeduced };
+  enum class ListKind : uint8_t { kAtomic, kSet, kMap };
+
+  Kind kind = Kind::kDeduced;
+  bool atomic = false;                 // kStruct, kMap, kList
+  ListKind list = ListKind::kAtomic;   // kList
+  const TypeSchema* type = nullptr;    // kStruct
+  const FieldSchema* field = nullptr;  // kMap, kList: the field; its `value` is the element type
+};
+
+TypeRef Scalar() {
+  return TypeRef{TypeRef::Kind::kScalar};
+}
+TypeRef Deduced() {
+  return TypeRef{TypeRef::Kind::kDeduced};
+}
+
+TypeRef FromValueType(const ValueType& v) {
+  if (v.kind == ValueKind::kAny) return Deduced();
+  if (v.kind != ValueKind::kMessage) return Scalar();
+  if (v.message == nullptr) return Deduced();
+  switch (v.message->special) {
+    case SpecialType::kNone: {
+      TypeRef t{TypeRef::Kind::kStruct};
+      t.type = v.message;
+      t.atomic = v.message->atomic_struct;
+      return t;
+    }
+    case SpecialType::kTime:
+    case SpecialType::kMicroTime:
+    case SpecialType::kDuration:
+    case SpecialType::kQuantity:
+    case SpecialType::kIntOrString: return Scalar();
+    case SpecialType::kStringList: {
+      TypeRef t{TypeRef::Kind::kList};
+      t.atomic = true;
+      return t;
+    }
+    case SpecialType::kRawExtension:
+    case SpecialType::kFieldsV1: return Deduced();
+  }
+  return Deduced();
+}
+
+TypeRef FromField(const FieldSchema& f) {
+  if (f.repeated) {
+    TypeRef t{TypeRef::Kind::kList};
+    t.field = &f;
+    switch (f.list_type) {
+      case ListType::kAtomic: t.list = TypeRef::ListKind::kAtomic; break;
+      case ListType::kSet: t.list = TypeRef::ListKind::kSet; break;
+      case ListType::kMap:
+        t.list = f.list_map_keys.empty() ? TypeRef::ListKind::kAtomic : TypeRef::ListKind::kMap;
+        break;
+      case ListType::kUnspecified:
+        // kube-openapi's schemaconv: lists without x-kubernetes-list-type follow their strategic
+        // merge strategy.
+        if (f.patch_strategy == "merge" || f.patch_strategy == "merge,retainKeys") {
+          t.list = f.patch_merge_key.empty() ? TypeRef::ListKind::kSet : TypeRef::ListKind::kMap;
+        }
+        break;
+    }
+    t.atomic = t.list == TypeRef::ListKind::kAtomic;
+    return t;
+  }
+  if (f.is_map) {
+    TypeRef t{TypeRef::Kind::kMap};
+    t.field = &f;
+    t.atomic = f.map_type == MapType::kAtomic;
+    return t;
+  }
+  return FromValueType(f.value);
+}
+
+TypeRef Root(const TypeSchema* schema) {
+  if (schema == nullptr) return Deduced();
+  TypeRef t{TypeRef::Kind::kStruct};
+  t.type = schema;
+  t.atomic = schema->atomic_struct;
+  return t;
+}
+
+// The type of member `key` of an object of type `t`; sets *declared when `t` is a struct that
+// declares `key` (such members are not tracked themselves, only their contents).
+TypeRef MemberType(const TypeRef& t, std::string_view key, const FieldSchema** declared) {
+  *declared = nullptr;
+  switch (t.kind) {
+    case TypeRef::Kind::kStruct:
+      if (const FieldSchema* f = t.type->Field(key)) {
+        *declared = f;
+        return FromField(*f);
+      }
+      return Deduced();
+    case TypeRef::Kind::kMap: return FromValueType(t.field->value);
+    default: return Deduced();
+  }
+}
+
+TypeRef ElementType(const TypeRef& t) {
+  if (t.field == nullptr) return Scalar();  // StringList
+  return FromValueType(t.field->value);
+}
+
+const json::value& EmptyObjectValue() {
+  static const json::value* const kEmpty = new json::value(json::object());
+  return *kEmpty;
+}
+
+const json::value& EmptyArrayValue() {
+  static const json::value* const kEmpty = new json::value(json::array());
+  return *kEmpty;
+}
+
+// Lists that upstream's Go types serialize even when nil (no omitempty), so that they exist
+// (as null) wherever their parent does. Only the ones on commonly written kinds are listed; the
+// difference they make is whether a create records the list itself ("f:containers":{".":{},...})
+// or only its items.
+bool AlwaysSerializedList(std::string_view type, std::string_view field) {
+  static constexpr std::pair<std::string_view, std::string_view> kFields[] = {
+      {"io.k8s.api.core.v1.PodSpec", "containers"},
+      {"io.k8s.api.core.v1.NodeSelector", "nodeSelectorTerms"},
+      {"io.k8s.api.rbac.v1.ClusterRole", "rules"},
+      {"io.k8s.api.rbac.v1.Role", "rules"},
+      {"io.k8s.api.rbac.v1.PolicyRule", "verbs"},
+      {"io.k8s.api.discovery.v1.EndpointSlice", "endpoints"},
+      {"io.k8s.api.discovery.v1.Endpoint", "addresses"},
+      {"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec",
+       "versions"},
+      {"io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus",
+       "storedVersions"},
+  };
+  for (const auto& [t, f] : kFields) {
+    if (t == type && f == field) return true;
+  }
+  return false;
+}
+
+// The value a declared field has in upstream's Go-typed object when it is absent from the JSON
+// but its parent exists: {} for a non-pointer struct (a message field with a protobuf number, not
+// marked nullable), an empty list for the always-serialized lists above, else nothing.
+const json::value* ImplicitValue(const TypeRef& parent, const FieldSchema* f) {
+  if (f == nullptr || parent.kind != TypeRef::Kind::kStruct || f->number <= 0) return nullptr;
+  if (f->repeated) {
+    return AlwaysSerializedList(parent.type->name, f->name) ? &EmptyArrayValue() : nullptr;
+  }
+  if (!f->is_map && !f->nullable_scalar && f->value.kind == ValueKind::kMessage &&
+      f->value.message != nullptr && f->value.message->special == SpecialType::kNone) {
+    return &EmptyObjectValue();
+  }
+  return nullptr;
+}
+
+// How a node is walked.
+enum class Shape { kLeaf, kObject, kList };
+
+// Decides how to walk a node given its type and the values present (either may be null).
+Shape ShapeOf(const TypeRef& t, const json::value* a, const json::value* b, int depth) {
+  if (depth > kMaxDepth) return Shape::kLeaf;
+  auto all = [&](bool (json::value::*is)() const noexcept) {
+    return (a == nullptr || (a->*is)()) && (b == nullptr || (b->*is)());
+  };
+  switch (t.kind) {
+    case TypeRef::Kind::kScalar: return Shape::kLeaf;
+    case TypeRef::Kind::kStruct:
+    case TypeRef::Kind::kMap:
+      if (t.atomic || !all(&json::value::is_object)) return Shape::kLeaf;
+      return Shape::kObject;
+    case TypeRef::Kind::kList:
+      if (t.atomic || !all(&json::value::is_array)) return Shape::kLeaf;
+      return Shape::kList;
+    case TypeRef::Kind::kDeduced:
+      // Deduced objects are granular maps; deduced lists are atomic.
+      return all(&json::value::is_object) ? Shape::kObject : Shape::kLeaf;
+  }
+  return Shape::kLeaf;
+}
+
+bool IsEmptyContainer(const json::value* v) {
+  if (v == nullptr) return true;
+  if (v->is_object()) return v->get_object().empty();
+  if (v->is_array()) return v->get_array().empty();
+  return false;
+}
+
+// Errors in upstream's ValidationErrors form.
+class Errors {
+ public:
+  void Add(const Path& path, std::string message) {
+    std::string p = PathString(path);
+    errors_.push_back(p.empty() ? std::move(message) : p + ": " + message);
+  }
+  bool empty() const { return errors_.empty(); }
+  util::Status ToStatus() const {
+    if (errors_.empty()) return util::Status::Ok();
+    if (errors_.size() == 1) return util::InvalidArgument(errors_[0]);
+    std::string msg = "errors:";
+    for (const std::string& e : errors_) msg += "\n  " + e;
+    return util::InvalidArgument(msg);
+  }
+
+ private:
+  std::vector<std::string> errors_;
+};
+
+// The path element of one list item (upstream's listItemToPathElement); error text as upstream's.
+util::StatusOr<PathElement> ItemElement(const TypeRef& list, const json::value& item) {
+  if (list.list == TypeRef::ListKind::kSet) {
+    if (item.is_object()) {
+      return util::InvalidArgument(
+          "associative list without keys has an element that's a map type");
+    }
+    if (item.is_array()) {
+      return util::InvalidArgument("not supported: associative list with lists as elements");
+    }
+    if (item.is_null()) {
+      return util::InvalidArgument(
+          "associative list without keys has an element that's an explicit null");
+    }
+    return PathElement::Value(item);
+  }
+  if (item.is_null()) {
+    return util::InvalidArgument("associative list with keys may not have a null element");
+  }
+  if (!item.is_object()) {
+    return util::InvalidArgument("associative list with keys may not have non-map elements");
+  }
+  const json::object& o = item.get_object();
+  const FieldSchema& f = *list.field;
+  std::vector<std::string> single;
+  const std::vector<std::string>* names = &f.list_map_keys;
+  if (f.list_type != ListType::kMap) {
+    single.push_back(f.patch_merge_key);
+    names = &single;
+  }
+  const TypeRef element = ElementType(list);
+  std::vector<PathElement::KeyField> fields;
+  for (const std::string& name : *names) {
+    if (const json::value* v = o.if_contains(name)) {
+      fields.emplace_back(name, *v);
+      continue;
+    }
+    const FieldSchema* kf =
+        element.kind == TypeRef::Kind::kStruct ? element.type->Field(name) : nullptr;
+    if (kf != nullptr && !kf->default_json.empty()) {
+      boost::system::error_code ec;
+      json::value def = json::parse(kf->default_json, ec);
+      if (!ec) {
+        fields.emplace_back(name, std::move(def));
+        continue;
+      }
+    }
+    return util::InvalidArgument("associative list with keys has an element that omits key field " +
+                                 GoQuote(name) + " (and doesn't have default value)");
+  }
+  return PathElement::Key(std::move(fields));
+}
+
+// The items of a list with their elements, in order, without repeats.
+struct IndexedList {
+  std::vector<PathElement> order;
+  std::map<PathElement, const json::value*> items;
+  bool duplicates = false;
+};
+
+// Indexes `list`. Unkeyable items are reported (with the list's path) and the index is left
+// partial; a repeated key sets `duplicates` (and is reported when `report_duplicates`).
+IndexedList IndexList(const TypeRef& t, const json::array& list, const Path& path, Errors& errors,
+                      bool report_duplicates) {
+  IndexedList out;
+  for (size_t i = 0; i < list.size(); ++i) {
+    util::StatusOr<PathElement> pe = ItemElement(t, list[i]);
+    if (!pe.ok()) {
+      errors.Add(path, "element " + std::to_string(i) + ": " + pe.status().message());
+      continue;
+    }
+    if (out.items.count(*pe) != 0) {
+      out.duplicates = true;
+      if (report_duplicates) errors.Add(path, "duplicate entries for key " + pe->ToString());
+      continue;
+    }
+    out.items.emplace(*pe, &list[i]);
+    out.order.push_back(*std::move(pe));
+  }
+  return out;
+}
+
+// ---- ToFieldSet -------------------------------------------------------------------------------
+
+void ToSet(const json::value& v, const TypeRef& t, Path& path, FieldSet& out, int depth) {
+  if (v.is_null()) {
+    // Upstream inserts typed null scalars and atomic values; other null maps and lists hold
+    // nothing, and a deduced null is read as an empty map.
+    if (t.kind == TypeRef::Kind::kScalar || (t.kind != TypeRef::Kind::kDeduced && t.atomic)) {
+      out.Insert(path);
+    }
+    return;
+  }
+  switch (ShapeOf(t, &v, nullptr, depth)) {
+    case Shape::kLeaf: out.Insert(path); return;
+    case Shape::kObject:
+      for (const json::key_value_pair& kv : v.get_object()) {
+        const FieldSchema* declared = nullptr;
+        const TypeRef ct = MemberType(t, kv.key(), &declared);
+        path.push_back(PathElement::Field(std::string(kv.key())));
+        ToSet(kv.value(), ct, path, out, depth + 1);
+        if (declared == nullptr) out.Insert(path);
+        path.pop_back();
+      }
+      return;
+    case Shape::kList: {
+      const TypeRef et = ElementType(t);
+      for (const json::value& item : v.get_array()) {
+        util::StatusOr<PathElement> pe = ItemElement(t, item);
+        if (!pe.ok()) continue;  // ValidateApplied reports these
+        path.push_back(*std::move(pe));
+        ToSet(item, et, path, out, depth + 1);
+        out.Insert(path);
+        path.pop_back();
+      }
+      return;
+    }
+  }
+}
+
+// ---- ValidateApplied --------------------------------------------------------------------------
+
+void Validate(const json::value& v, const TypeRef& t, Path& path, Errors& errors, int depth) {
+  switch (ShapeOf(t, &v, nullptr, depth)) {
+    case Shape::kLeaf: return;
+    case Shape::kObject:
+      for (const json::key_value_pair& kv : v.get_object()) {
+        const FieldSchema* declared = nullptr;
+        const TypeRef ct = MemberType(t, kv.key(), &declared);
+        path.push_back(PathElement::Field(std::string(kv.key())));
+        Validate(kv.value(), ct, path, errors, depth + 1);
+        path.pop_back();
+      }
+      return;
+    case Shape::kList: {
+      const json::array& list = v.get_array();
+      const TypeRef et = ElementType(t);
+      std::map<PathElement, bool> seen;
+      for (size_t i = 0; i < list.size(); ++i) {
+        util::StatusOr<PathElement> pe = ItemElement(t, list[i]);
+        if (!pe.ok()) {
+          // Upstream bails on the whole list at the first unkeyable item.
+          errors.Add(path, "element " + std::to_string(i) + ": " + pe.status().message());
+          return;
+        }
+        if (!seen.emplace(*pe, true).second) {
+          errors.Add(path, "duplicate entries for key " + pe->ToString());
+        }
+        path.push_back(*std::move(pe));
+        Validate(list[i], et, path, errors, depth + 1);
+        path.pop_back();
+      }
+      return;
+    }
+  }
+}
+
+// ---- Compare ----------------------------------------------------------------------------------
+
+class Comparer {
+ public:
+  explicit Comparer(Comparison& out) : out_(out) {}
+
+  void Node(const json::value* l, const json::value* r, const TypeRef& t, int depth) {
+    if (t.kind != TypeRef::Kind::kDeduced) {
+      if (l != nullptr && l->is_null()) l = nullptr;
+      if (r != nullptr && r->is_null()) r = nullptr;
+    }
+    if (l == nullptr && r == nullptr) return;
+    Shape shape = ShapeOf(t, l, r, depth);
+    if (shape != Shape::kLeaf && IsEmptyContainer(l) && IsEmptyContainer(r)) {
+      shape = Shape::kLeaf;  // upstream's emptyPromoteToLeaf: keeps {} vs absent visible
+    }
+    IndexedList li, ri;
+    if (shape == Shape::kList) {
+      static const json::array kEmpty;
+      li = IndexList(t, l ? l->get_array() : kEmpty, path_, errors_, false);
+      ri = IndexList(t, r ? r->get_array() : kEmpty, path_, errors_, false);
+      // Duplicated keys cannot be compared item by item: compare the list whole.
+      if (li.duplicates || ri.duplicates) shape = Shape::kLeaf;
+    }
+    switch (shape) {
+      case Shape::kLeaf:
+        if (l == nullptr) {
+          out_.added.Insert(path_);
+        } else if (r == nullptr) {
+          out_.removed.Insert(path_);
+        } else if (!JsonEqual(*l, *r)) {
+          out_.modified.Insert(path_);
+        }
+        return;  // leaves get no post-item hook
+      case Shape::kObject: Objects(l, r, t, depth); break;
+      case Shape::kList: Lists(li, ri, t, depth); break;
+    }
+    if (l == nullptr) {
+      out_.added.Insert(path_);
+    } else if (r == nullptr) {
+      out_.removed.Insert(path_);
+    }
+  }
+
+  const Errors& errors() const { return errors_; }
+
+ private:
+  void Member(std::string_view key, const json::value* lv, const json::value* rv,
+              const json::object* lo, const json::object* ro, const TypeRef& t, int depth) {
+    const FieldSchema* declared = nullptr;
+    const TypeRef ct = MemberType(t, key, &declared);
+    if (const json::value* implicit = ImplicitValue(t, declared)) {
+      if ((lv == nullptr || lv->is_null()) && lo != nullptr) lv = implicit;
+      if ((rv == nullptr || rv->is_null()) && ro != nullptr) rv = implicit;
+    }
+    path_.push_back(PathElement::Field(std::string(key)));
+    Node(lv, rv, ct, depth + 1);
+    path_.pop_back();
+  }
+
+  void Objects(const json::value* l, const json::value* r, const TypeRef& t, int depth) {
+    const json::object* lo = l ? &l->get_object() : nullptr;
+    const json::object* ro = r ? &r->get_object() : nullptr;
+    if (lo != nullptr) {
+      for (const json::key_value_pair& kv : *lo) {
+        Member(kv.key(), &kv.value(), ro ? ro->if_contains(kv.key()) : nullptr, lo, ro, t, depth);
+      }
+    }
+    if (ro != nullptr) {
+      for (const json::key_value_pair& kv : *ro) {
+        if (lo != nullptr && lo->contains(kv.key())) continue;
+        Member(kv.key(), nullptr, &kv.value(), lo, ro, t, depth);
+      }
+    }
+  }
+
+  void Lists(const IndexedList& li, const IndexedList& ri, const TypeRef& t, int depth) {
+    const TypeRef et = ElementType(t);
+    for (const PathElement& pe : li.order) {
+      auto it = ri.items.find(pe);
+      path_.push_back(pe);
+      Node(li.items.at(pe), it == ri.items.end() ? nullptr : it->second, et, depth + 1);
+      path_.pop_back();
+    }
+    for (const PathElement& pe : ri.order) {
+      if (li.items.count(pe) != 0) continue;
+      path_.push_back(pe);
+      Node(nullptr, ri.items.at(pe), et, depth + 1);
+      path_.pop_back();
+    }
+  }
+
+  Comparison& out_;
+  Path path_;
+  Errors errors_;
+};
+
+// ---- Merge ------------------------------------------------------------------------------------
+
+class Merger {
+ public:
+  // The merged value, or nullopt when the result holds nothing (absent, or cleared by a null).
+  std::optional<json::value> Node(const json::value* l, const json::value* r, const TypeRef& t,
+                                  int depth) {
+    const bool typed = t.kind != TypeRef::Kind::kDeduced;
+    if (typed && r != nullptr && r->is_null()) return std::nullopt;  // the config clears it
+    if (typed && l != nullptr && l->is_null()) l = nullptr;
+    if (l == nullptr && r == nullptr) return std::nullopt;
+    Shape shape = ShapeOf(t, l, r, depth);
+    if (shape != Shape::kLeaf && IsEmptyContainer(l) && IsEmptyContainer(r)) shape = Shape::kLeaf;
+    if (shape == Shape::kList) {
+      static const json::array kEmpty;
+      IndexedList ri = IndexList(t, r ? r->get_array() : kEmpty, path_, errors_, true);
+      IndexedList li = IndexList(t, l ? l->get_array() : kEmpty, path_, errors_, false);
+      if (!li.duplicates) return Lists(li, ri, t, depth);
+      shape = Shape::kLeaf;  // a live list with duplicate keys is replaced whole
+    }
+    if (shape == Shape::kLeaf) return r != nullptr ? *r : *l;
+    return Objects(l, r, t, depth);
+  }
+
+  const Errors& errors() const { return errors_; }
+
+ private:
+  std::optional<json::value> Member(std::string_view key, const json::value* lv,
+                                    const json::value* rv, const TypeRef& t, int depth) {
+    const FieldSchema* declared = nullptr;
+    const TypeRef ct = MemberType(t, key, &declared);
+    path_.push_back(PathElement::Field(std::string(key)));
+    std::optional<json::value> out = Node(lv, rv, ct, depth + 1);
+    path_.pop_back();
+    return out;
+  }
+
+  std::optional<json::value> Objects(const json::value* l, const json::value* r, const TypeRef& t,
+                                     int depth) {
+    const json::object* lo = l ? &l->get_object() : nullptr;
+    const json::object* ro = r ? &r->get_object() : nullptr;
+    json::object out;
+    if (lo != nullptr) {
+      for (const json::key_value_pair& kv : *lo) {
+        std::optional<json::value> v =
+            Member(kv.key(), &kv.value(), ro ? ro->if_contains(kv.key()) : nullptr, t, depth);
+        if (v) out.emplace(kv.key(), *std::move(v));
+      }
+    }
+    if (ro != nullptr) {
+      for (const json::key_value_pair& kv : *ro) {
+        if (lo != nullptr && lo->contains(kv.key())) continue;
+        std::optional<json::value> v = Member(kv.key(), nullptr, &kv.value(), t, depth);
+        if (v) out.emplace(kv.key(), *std::move(v));
+      }
+    }
+    if (out.empty()) return std::nullopt;
+    return json::value(std::move(out));
+  }
+
+  std::optional<json::value> Item(const PathElement& pe, const IndexedList& li,
+                                  const IndexedList& ri, const TypeRef& et, int depth) {
+    auto l = li.items.find(pe);
+    auto r = ri.items.find(pe);
+    path_.push_back(pe);
+    std::optional<json::value> out = Node(l == li.items.end() ? nullptr : l->second,
+                                          r == ri.items.end() ? nullptr : r->second, et, depth + 1);
+    path_.pop_back();
+    return out;
+  }
+
+  // Upstream's list order: items walk in live's order until the config mentions one; items both
+  // sides hold appear in the config's order; live-only items stay where they were relative to
+  // their neighbours; config-only items appear where the config puts them.
+  std::optional<json::value> Lists(const IndexedList& li, const IndexedList& ri, const TypeRef& t,
+                                   int depth) {
+    const TypeRef et = ElementType(t);
+    std::vector<const PathElement*> shared;
+    for (const PathElement& pe : ri.order) {
+      if (li.items.count(pe) != 0) shared.push_back(&pe);
+    }
+    size_t next_shared = 0;
+    auto is_next_shared = [&](const PathElement& pe) {
+      return next_shared < shared.size() && *shared[next_shared] == pe;
+    };
+    json::array out;
+    auto emit = [&](const PathElement& pe) {
+      if (std::optional<json::value> v = Item(pe, li, ri, et, depth)) out.push_back(*std::move(v));
+    };
+    size_t l = 0, r = 0;
+    const size_t ln = li.order.size(), rn = ri.order.size();
+    while (l < ln || r < rn) {
+      if (l < ln && r < rn) {
+        const PathElement& pe = li.order[l];
+        if (pe == ri.order[r]) {
+          emit(pe);
+          ++l;
+          ++r;
+          ++next_shared;
+          continue;
+        }
+        if (ri.items.count(pe) != 0 && next_shared < shared.size() && !is_next_shared(pe)) {
+          ++l;  // shared, but its turn comes later in the config's order
+          continue;
+        }
+      }
+      if (l < ln && ri.items.count(li.order[l]) == 0) {
+        emit(li.order[l]);  // live only
+        ++l;
+        continue;
+      }
+      if (r < rn) {
+        const PathElement& pe = ri.order[r];
+        emit(pe);
+        ++r;
+        if (is_next_shared(pe)) ++next_shared;
+        continue;
+      }
+      ++l;  // a shared live item whose config twin was already emitted
+    }
+    if (out.empty()) return std::nullopt;
+    return json::value(std::move(out));
+  }
+
+  Path path_;
+  Errors errors_;
+};
+
+// ---- RemoveItems ------------------------------------------------------------------------------
+
+// Returns false when `v` was emptied by the removal and should leave its parent.
+bool Remove(json::value& v, const FieldSet& items, const TypeRef& t, int depth) {
+  if (items.Empty()) return true;
+  switch (ShapeOf(t, &v, nullptr, depth)) {
+    case Shape::kLeaf: return true;
+    case Shape::kObject: {
+      json::object& o = v.get_object();
+      if (o.empty()) return true;
+      std::vector<std::string> drop;
+      for (json::key_value_pair& kv : o) {
+        const PathElement pe = PathElement::Field(std::string(kv.key()));
+        if (items.Has({pe})) {
+          drop.emplace_back(kv.key());
+          continue;
+        }
+        const FieldSet& sub = items.WithPrefix(pe);
+        if (sub.Empty()) continue;
+        const FieldSchema* declared = nullptr;
+        if (!Remove(kv.value(), sub, MemberType(t, kv.key(), &declared), depth + 1)) {
+          drop.emplace_back(kv.key());
+        }
+      }
+      for (const std::string& k : drop) o.stable_erase(k);
+      return !o.empty();
+    }
+    case Shape::kList: {
+      json::array& a = v.get_array();
+      if (a.empty()) return true;
+      const TypeRef et = ElementType(t);
+      json::array kept;
+      for (json::value& item : a) {
+        util::StatusOr<PathElement> pe = ItemElement(t, item);
+        if (pe.ok()) {
+          if (items.Has({*pe})) continue;
+          const FieldSet& sub = items.WithPrefix(*pe);
+          if (!sub.Empty() && !Remove(item, sub, et, depth + 1)) continue;
+        }
+        kept.push_back(std::move(item));
+      }
+      a = std::move(kept);
+      return !a.empty();
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+void Comparison::ExcludeFields(const FieldSet& fields) {
+  if (fields.Empty()) return;
+  added = added.RecursiveDifference(fields);
+  modified = modified.RecursiveDifference(fields);
+  removed = removed.RecursiveDifference(fields);
+}
+
+FieldSet ToFieldSet(const json::value& v, const TypeSchema* schema) {
+  FieldSet out;
+  Path path;
+  ToSet(v, Root(schema), path, out, 0);
+  return out;
+}
+
+util::Status ValidateApplied(const json::value& config, const TypeSchema* schema) {
+  Errors errors;
+  Path path;
+  Validate(config, Root(schema), path, errors, 0);
+  return errors.ToStatus();
+}
+
+util::StatusOr<Comparison> Compare(const json::value& before, const json::value& after,
+                                   const TypeSchema* schema) {
+  Comparison out;
+  Comparer c(out);
+  c.Node(&before, &after, Root(schema), 0);
+  if (!c.errors().empty()) return c.errors().ToStatus();
+  return out;
+}
+
+util::StatusOr<json::value> Merge(const json::value& live, const json::value& config,
+                                  const TypeSchema* schema) {
+  Merger m;
+  std::optional<json::value> out = m.Node(&live, &config, Root(schema), 0);
+  if (!m.errors().empty()) return m.errors().ToStatus();
+  if (!out) return json::value(json::object());
+  return *std::move(out);
+}
+
+void RemoveItems(json::value& v, const FieldSet& items, const TypeSchema* schema) {
+  if (!Remove(v, items, Root(schema), 0) && v.is_object()) v.get_object().clear();
+}
+
+}  // namespace converge::api
