@@ -1,0 +1,164 @@
+#include "apiserver/managed_fields.h"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include <boost/json/parse.hpp>
+
+#include "api/go_json.h"
+#include "util/time_format.h"
+
+namespace converge::apiserver {
+namespace {
+
+namespace json = boost::json;
+
+util::StatusOr<std::string> StringMember(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v == nullptr || v->is_null()) return std::string();
+  if (!v->is_string()) {
+    return util::InvalidArgument("managedFields: " + std::string(key) + " is not a string");
+  }
+  return std::string(v->get_string());
+}
+
+int64_t UnixSeconds(const std::string& rfc3339) {
+  if (rfc3339.empty()) return 0;
+  std::optional<util::WallTime> t = util::ParseRfc3339(rfc3339);
+  if (!t) return 0;
+  return std::chrono::duration_cast<std::chrono::seconds>(t->time_since_epoch()).count();
+}
+
+}  // namespace
+
+std::string ManagerIdentifier(std::string_view manager, std::string_view operation,
+                              std::string_view api_version, std::string_view subresource) {
+  // Go's json.Marshal of a ManagedFieldsEntry: members in declaration order, empty ones omitted.
+  std::string out = "{";
+  auto member = [&](std::string_view key, std::string_view value) {
+    if (value.empty()) return;
+    if (out.size() > 1) out += ',';
+    api::AppendGoJsonString(out, key);
+    out += ':';
+    api::AppendGoJsonString(out, value);
+  };
+  member("manager", manager);
+  member("operation", operation);
+  if (operation != kOperationApply) member("apiVersion", api_version);
+  member("subresource", subresource);
+  return out + "}";
+}
+
+std::optional<ManagerInfo> ParseManagerIdentifier(std::string_view identifier) {
+  boost::system::error_code ec;
+  json::value v = json::parse(identifier, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  ManagerInfo info;
+  for (auto [key, field] :
+       {std::pair{"manager", &info.manager}, std::pair{"operation", &info.operation},
+        std::pair{"apiVersion", &info.api_version}, std::pair{"subresource", &info.subresource}}) {
+    util::StatusOr<std::string> s = StringMember(v.get_object(), key);
+    if (!s.ok()) return std::nullopt;
+    *field = *std::move(s);
+  }
+  return info;
+}
+
+util::StatusOr<ManagedFields> DecodeManagedFields(const json::value* managed_fields) {
+  ManagedFields out;
+  if (managed_fields == nullptr || managed_fields->is_null()) return out;
+  if (!managed_fields->is_array()) {
+    return util::InvalidArgument("metadata.managedFields is not a list");
+  }
+  const json::array& entries = managed_fields->get_array();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].is_object()) {
+      return util::InvalidArgument("managed fields entry " + std::to_string(i) +
+                                   " is not an object");
+    }
+    const json::object& e = entries[i].get_object();
+    CONVERGE_ASSIGN_OR_RETURN(std::string manager, StringMember(e, "manager"));
+    CONVERGE_ASSIGN_OR_RETURN(std::string operation, StringMember(e, "operation"));
+    CONVERGE_ASSIGN_OR_RETURN(std::string api_version, StringMember(e, "apiVersion"));
+    CONVERGE_ASSIGN_OR_RETURN(std::string time, StringMember(e, "time"));
+    CONVERGE_ASSIGN_OR_RETURN(std::string fields_type, StringMember(e, "fieldsType"));
+    CONVERGE_ASSIGN_OR_RETURN(std::string subresource, StringMember(e, "subresource"));
+    if (operation != kOperationApply && operation != kOperationUpdate) {
+      return util::InvalidArgument("operation must be `Apply` or `Update`");
+    }
+    if (api_version.empty()) return util::InvalidArgument("apiVersion must not be empty");
+    if (fields_type.empty()) {
+      return util::InvalidArgument("missing fieldsType in managed fields entry " +
+                                   std::to_string(i));
+    }
+    if (fields_type != "FieldsV1") {
+      return util::InvalidArgument("invalid fieldsType \"" + fields_type +
+                                   "\" in managed fields entry " + std::to_string(i));
+    }
+    std::string normalized_time;
+    if (!time.empty()) {
+      std::optional<util::WallTime> t = util::ParseRfc3339(time);
+      if (!t)
+        return util::InvalidArgument("managed fields entry " + std::to_string(i) +
+                                     ": invalid time " + time);
+      // metav1.Time keeps seconds and is written in UTC.
+      normalized_time = util::FormatRfc3339(std::chrono::floor<std::chrono::seconds>(*t));
+    }
+    static const json::value kNull;
+    const json::value* fv1 = e.if_contains("fieldsV1");
+    util::StatusOr<api::FieldSet> set = api::FieldSet::FromFieldsV1(fv1 ? *fv1 : kNull);
+    if (!set.ok()) {
+      return util::InvalidArgument("error decoding versioned set from managed fields entry " +
+                                   std::to_string(i) + ": " + set.status().message());
+    }
+    const std::string id = ManagerIdentifier(manager, operation, api_version, subresource);
+    out.fields[id] = ManagerFields{*std::move(set), api_version, operation == kOperationApply};
+    if (normalized_time.empty()) {
+      out.times.erase(id);
+    } else {
+      out.times[id] = normalized_time;
+    }
+  }
+  return out;
+}
+
+json::array EncodeManagedFields(const ManagedFields& managed) {
+  struct Entry {
+    ManagerInfo info;
+    std::string time;
+    const ManagerFields* fields;
+  };
+  std::vector<Entry> entries;
+  for (const auto& [id, mf] : managed.fields) {
+    Entry e{ParseManagerIdentifier(id).value_or(ManagerInfo{}), {}, &mf};
+    e.info.api_version = mf.api_version;
+    if (mf.applied) e.info.operation = std::string(kOperationApply);
+    if (auto t = managed.times.find(id); t != managed.times.end()) e.time = t->second;
+    entries.push_back(std::move(e));
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& p, const Entry& q) {
+    if (p.info.operation != q.info.operation) return p.info.operation < q.info.operation;
+    const int64_t ps = UnixSeconds(p.time), qs = UnixSeconds(q.time);
+    if (ps != qs) return ps < qs;
+    if (p.info.manager != q.info.manager) return p.info.manager < q.info.manager;
+    if (p.info.api_version != q.info.api_version) return p.info.api_version < q.info.api_version;
+    return p.info.subresource < q.info.subresource;
+  });
+  json::array out;
+  for (const Entry& e : entries) {
+    json::object o;
+    if (!e.info.manager.empty()) o["manager"] = e.info.manager;
+    if (!e.info.operation.empty()) o["operation"] = e.info.operation;
+    if (!e.info.api_version.empty()) o["apiVersion"] = e.info.api_version;
+    if (!e.time.empty()) o["time"] = e.time;
+    o["fieldsType"] = "FieldsV1";
+    o["fieldsV1"] = e.fields->set.ToFieldsV1();
+    if (!e.info.subresource.empty()) o["subresource"] = e.info.subresource;
+    out.emplace_back(std::move(o));
+  }
+  return out;
+}
+
+}  // namespace converge::apiserver
