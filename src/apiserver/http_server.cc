@@ -8,6 +8,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url.hpp>
 
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <optional>
@@ -178,6 +179,27 @@ asio::awaitable<bool> HttpServer::Impl::WriteStream(Stream& stream, Response& re
   co_return false;
 }
 
+// A lingering close: after answering early (413) the client may still be sending the body. Closing
+// at once would reset the connection before it reads the answer, so read and discard what it
+// sends, for a bounded time and byte count, until it closes its side.
+template <typename Stream>
+asio::awaitable<void> DrainBeforeClose(Stream& stream) {
+  constexpr size_t kMaxDrainBytes = 64 << 20;
+  constexpr auto kMaxDrainTime = std::chrono::seconds(5);
+  auto& lowest = beast::get_lowest_layer(stream);
+  lowest.expires_after(kMaxDrainTime);
+  std::array<char, 64 * 1024> scratch;
+  size_t drained = 0;
+  beast::error_code ec;
+  while (drained < kMaxDrainBytes) {
+    size_t n = co_await stream.async_read_some(asio::buffer(scratch),
+                                               asio::redirect_error(use_awaitable, ec));
+    if (ec) break;
+    drained += n;
+  }
+  lowest.expires_never();
+}
+
 template <typename Stream>
 asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remote) {
   beast::flat_buffer buffer;
@@ -193,6 +215,7 @@ asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remot
                                               std::to_string(options.max_body_bytes) + " bytes"));
       auto out = ToHttp(r, 11, false);
       co_await http::async_write(stream, out, asio::redirect_error(use_awaitable, ec));
+      if (!ec) co_await DrainBeforeClose(stream);
       break;
     }
     if (ec) break;

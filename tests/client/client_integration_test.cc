@@ -1,12 +1,13 @@
 // The client library against a live `converge apiserver`: informers keep running while a writer
 // churns objects, the server is restarted (every watch drops), killed while the informers are
-// held away long enough for compaction to pass their resourceVersion (410 → relist →
+// cut off from it long enough for compaction to pass their resourceVersion (410 → relist →
 // tombstones), and restarted again. At the end each cache must equal a fresh list at the
 // resourceVersion the cache claims.
 //
 // The server is reached only through the kubeconfig it writes (see FollowKubeconfigTransport).
-// Reflector waits run on a FakeClock that a ticker moves along; holding the ticker keeps the
-// informers away from the server for as long as the test needs, without sleeping.
+// The informers have a transport of their own that the test can cut, like a network partition,
+// so they cannot reconnect before compaction has passed them. Reflector waits run on a FakeClock
+// that a ticker moves along, so backoffs stay short in real time.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -34,11 +35,16 @@ const api::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
 class FollowKubeconfigTransport final : public Transport {
  public:
   explicit FollowKubeconfigTransport(std::string path) : path_(std::move(path)) {}
+  // While cut, every request fails as if the server were unreachable.
+  void SetCut(bool cut) { cut_ = cut; }
+
   util::StatusOr<HttpResponse> Do(HttpRequest r) override {
+    if (cut_) return util::Unavailable("partitioned by the test");
     CONVERGE_ASSIGN_OR_RETURN(std::shared_ptr<Transport> t, Current());
     return t->Do(std::move(r));
   }
   util::StatusOr<StreamedResponse> Stream(HttpRequest r) override {
+    if (cut_) return util::Unavailable("partitioned by the test");
     CONVERGE_ASSIGN_OR_RETURN(std::shared_ptr<Transport> t, Current());
     return t->Stream(std::move(r));
   }
@@ -62,6 +68,7 @@ class FollowKubeconfigTransport final : public Transport {
   }
 
   const std::string path_;
+  std::atomic<bool> cut_{false};
   std::mutex mu_;
   std::shared_ptr<Transport> current_;
   std::vector<std::shared_ptr<Transport>> retired_;
@@ -134,23 +141,20 @@ class Writer {
   std::jthread thread_;
 };
 
-// Moves a FakeClock forward in real time while running; paused, the reflectors' backoffs hold.
+// Moves a FakeClock forward 50x faster than real time, so reflector backoffs stay short.
 class Ticker {
  public:
   explicit Ticker(util::FakeClock* clock) : clock_(clock) {
     thread_ = std::jthread([this](std::stop_token st) {
       while (!st.stop_requested()) {
-        if (running_) clock_->Step(std::chrono::milliseconds(500));
+        clock_->Step(std::chrono::milliseconds(500));
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
       }
     });
   }
-  void Pause() { running_ = false; }
-  void Resume() { running_ = true; }
 
  private:
   util::FakeClock* const clock_;
-  std::atomic<bool> running_{true};
   std::jthread thread_;
 };
 
@@ -191,6 +195,8 @@ TEST(ClientIntegrationTest, InformersConvergeThroughRestartsAndCompaction) {
   ASSERT_TRUE(server.Start({.extra_args = {"--compaction-interval", "1"}}));
   auto transport = std::make_shared<FollowKubeconfigTransport>(server.kubeconfig_path());
   RestClient client({.transport = transport});
+  auto informer_transport = std::make_shared<FollowKubeconfigTransport>(server.kubeconfig_path());
+  RestClient informer_client({.transport = informer_transport});
   for (const char* ns : {"it-a", "it-b"}) {
     api::Object n;
     n.SetGvk({"", "v1", "Namespace"});
@@ -200,8 +206,8 @@ TEST(ClientIntegrationTest, InformersConvergeThroughRestartsAndCompaction) {
 
   util::FakeClock clock;
   Ticker ticker(&clock);
-  SharedInformerFactory all({.client = &client, .clock = &clock});
-  SharedInformerFactory only_a({.client = &client, .ns = "it-a", .clock = &clock});
+  SharedInformerFactory all({.client = &informer_client, .clock = &clock});
+  SharedInformerFactory only_a({.client = &informer_client, .ns = "it-a", .clock = &clock});
   SharedInformer& configmaps = all.InformerFor(kConfigMaps);
   SharedInformer& secrets = only_a.InformerFor(kSecrets);
   std::mutex mu;
@@ -228,11 +234,11 @@ TEST(ClientIntegrationTest, InformersConvergeThroughRestartsAndCompaction) {
   int64_t before = writer.ok_writes();
   ASSERT_TRUE(Eventually([&] { return writer.ok_writes() > before + 200; }));
 
-  // 2. A crash while the informers are held away (their backoff waits on the paused clock):
-  //    the writer deletes objects they know, and compaction passes their resourceVersion.
-  ticker.Pause();
-  std::string stale_rv = configmaps.LastSyncResourceVersion();
+  // 2. A crash while the informers are cut off: the writer deletes objects they know, and
+  //    compaction passes their resourceVersion.
+  informer_transport->SetCut(true);
   server.Kill();
+  std::string stale_rv = configmaps.LastSyncResourceVersion();
   ASSERT_TRUE(server.Restart());
   before = writer.ok_writes();
   ASSERT_TRUE(Eventually([&] {
@@ -242,7 +248,11 @@ TEST(ClientIntegrationTest, InformersConvergeThroughRestartsAndCompaction) {
     return IsExpired(old.status());  // compacted
   })) << "the server never compacted past "
       << stale_rv;
-  ticker.Resume();
+  // The restarted server's watch cache starts at the revision it found on disk, which may still
+  // be the informers' own; one more restart moves its window past them, as compaction moved the
+  // store's, so resuming their watches must fail with 410.
+  ASSERT_TRUE(server.Restart());
+  informer_transport->SetCut(false);
   // The informers come back, find their resourceVersion gone, relist, and learn about the
   // deletions they missed as tombstones.
   ASSERT_TRUE(Eventually([&] {
