@@ -37,7 +37,7 @@ json::object ApiError::ToStatus() const {
   st["metadata"] = json::object();
   st["status"] = "Failure";
   st["message"] = message;
-  st["reason"] = reason;
+  if (!reason.empty()) st["reason"] = reason;  // omitempty: errors that are not API statuses
   json::object details;
   if (!name.empty()) details["name"] = name;
   if (!group.empty()) details["group"] = group;

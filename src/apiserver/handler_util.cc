@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "apiserver/fieldmanager.h"
+
 namespace converge::apiserver {
 
 namespace json = boost::json;
@@ -39,6 +41,18 @@ ApiOr<bool> QueryDryRun(const Request& req) {
     dry = true;
   }
   return dry;
+}
+
+ApiOr<std::string> QueryFieldManager(const Request& req, std::string_view options_kind,
+                                     bool is_apply) {
+  std::string_view manager = req.Query("fieldManager");
+  if (auto err = ValidateFieldManagerOptions(
+          options_kind, is_apply, manager,
+          /*force_set=*/options_kind == "PatchOptions" && req.HasQuery("force"))) {
+    return *err;
+  }
+  if (!manager.empty()) return std::string(manager);
+  return DefaultFieldManager(req.Header("user-agent"));
 }
 
 ApiOr<WatchFilter> QueryFilter(const Request& req, const api::ResourceInfo& info,

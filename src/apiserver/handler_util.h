@@ -35,6 +35,11 @@ ApiOr<bool> QueryBool(const Request& req, std::string_view key, bool fallback);
 ApiOr<std::optional<int64_t>> QueryInt(const Request& req, std::string_view key);
 // dryRun: only "All" is valid.
 ApiOr<bool> QueryDryRun(const Request& req);
+// The write's field manager: ?fieldManager, checked as upstream's ValidateCreateOptions /
+// ValidateUpdateOptions / ValidatePatchOptions (`options_kind` "CreateOptions", "UpdateOptions"
+// or "PatchOptions"; 422 Invalid), else the User-Agent's prefix (DefaultFieldManager).
+ApiOr<std::string> QueryFieldManager(const Request& req, std::string_view options_kind,
+                                     bool is_apply = false);
 // labelSelector / fieldSelector / metadata.name into a WatchFilter; field names are checked
 // against the resource's selectable fields.
 ApiOr<WatchFilter> QueryFilter(const Request& req, const api::ResourceInfo& info,

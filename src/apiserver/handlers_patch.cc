@@ -105,7 +105,9 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
   WriteContext w;
   w.user = &ctx.req.user;
   w.dry_run = *dry;
-  w.field_manager = ctx.req.Query("fieldManager");
+  auto manager = QueryFieldManager(ctx.req, "PatchOptions");
+  if (!manager.ok()) return ErrorResponse(manager.error());
+  w.field_manager = std::move(*manager);
   w.subresource = sub;
   const api::TypeSchema* schema = ctx.info.schema;
   auto result = ctx.storage.Update(
@@ -148,12 +150,6 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
   Response resp = ObjectResponse(200, ctx.req, ctx.info, *result->object);
   AddWarnings(resp, warnings);
   return resp;
-}
-
-Response APIServer::HandleApply(RequestContext& ctx) {
-  (void)ctx;
-  // TODO(#3): server-side apply (managedFields, ownership, conflicts, force).
-  return ErrorResponse(UnsupportedMediaType("server-side apply is not supported yet"));
 }
 
 }  // namespace converge::apiserver

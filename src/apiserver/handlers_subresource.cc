@@ -21,7 +21,10 @@ ApiOr<WriteContext> SubresourceWriteContext(RequestContext& ctx) {
   WriteContext w;
   w.user = &ctx.req.user;
   w.dry_run = *dry;
-  w.field_manager = ctx.req.Query("fieldManager");
+  auto manager =
+      QueryFieldManager(ctx.req, ctx.ri.verb == "patch" ? "PatchOptions" : "UpdateOptions");
+  if (!manager.ok()) return manager.error();
+  w.field_manager = std::move(*manager);
   return w;
 }
 
@@ -31,7 +34,9 @@ Response UpdateScale(RequestContext& ctx,
                      const std::function<ApiOr<api::Object>(api::Object scale)>& change) {
   auto w = SubresourceWriteContext(ctx);
   if (!w.ok()) return ErrorResponse(w.error());
-  // The workload is updated as a main-resource update, so generation moves with the replicas.
+  // managedFields record the change under subresource "scale"; otherwise the workload is
+  // updated as a main-resource update, so generation moves with the replicas.
+  w->subresource = "scale";
   auto result = ctx.storage.Update(
       ctx.ns, ctx.ri.name,
       [&](const api::Object* current) -> ApiOr<api::Object> {

@@ -14,11 +14,11 @@ ApiOr<WriteContext> MakeWriteContext(const RequestContext& ctx) {
   WriteContext w;
   w.user = &ctx.req.user;
   w.dry_run = *dry;
-  w.field_manager = ctx.req.Query("fieldManager");
+  auto manager =
+      QueryFieldManager(ctx.req, ctx.ri.verb == "create" ? "CreateOptions" : "UpdateOptions");
+  if (!manager.ok()) return manager.error();
+  w.field_manager = std::move(*manager);
   w.subresource = ctx.ri.subresource;
-  if (w.field_manager.size() > 128) {
-    return Invalid({"meta.k8s.io", "v1", "CreateOptions"}, "", {FieldTooLong("fieldManager", 128)});
-  }
   return w;
 }
 

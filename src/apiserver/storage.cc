@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "apiserver/fieldmanager.h"
 #include "util/base64.h"
 #include "util/ids.h"
 #include "util/time_format.h"
@@ -88,6 +89,20 @@ ResourceStorage::ResourceStorage(std::shared_ptr<const api::ResourceInfo> info,
       admission_(admission),
       options_(options) {}
 
+void ResourceStorage::TrackManagedFields(const api::Object* old, api::Object& obj,
+                                         const WriteContext& ctx) const {
+  if (ctx.managed_fields != ManagedFieldsMode::kRecordUpdate) return;
+  // pods/binding writes through the pod without the field manager, as upstream's BindingREST.
+  if (ctx.subresource == "binding") return;
+  ManagedFieldsContext mctx;
+  mctx.manager = ctx.field_manager;
+  mctx.subresource = ctx.subresource;
+  mctx.api_version = info_->Gvk().ApiVersion();
+  mctx.now = options_.clock->WallNow();
+  mctx.reset_fields = DefaultResetFields(info_->Subresource("status") != nullptr, ctx.subresource);
+  UpdateManagedFields(info_->schema, old, obj, mctx);
+}
+
 std::string ResourceStorage::Now() const {
   return util::FormatRfc3339(options_.clock->WallNow());
 }
@@ -155,6 +170,8 @@ ApiOr<CachedObjectPtr> ResourceStorage::Create(const std::string& ns, api::Objec
   strategy_->Default(obj);
   strategy_->PrepareForCreate(obj);
   strategy_->Default(obj);
+  // The creator owns every field it stored, defaults included (upstream defaults at decode).
+  TrackManagedFields(nullptr, obj, ctx);
   std::vector<StatusCause> causes =
       ValidateObjectMeta(obj, info_->namespaced, strategy_->name_rule());
   if (causes.empty()) causes = strategy_->Validate(obj);
@@ -354,7 +371,7 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
     auto current = ReadCurrent(key);
     if (!current.ok()) return current.error();
     if (!*current) {
-      if (!allow_create || !strategy_->AllowCreateOnUpdate()) {
+      if (!ctx.force_allow_create && (!allow_create || !strategy_->AllowCreateOnUpdate())) {
         return NotFound(info_->gvr.Gr(), name);
       }
       auto desired = fn(nullptr);
@@ -397,6 +414,7 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
       strategy_->PrepareForUpdate(obj, old);
     }
     if (!ctx.raw) strategy_->Default(obj);
+    TrackManagedFields(&old, obj, ctx);
     std::vector<StatusCause> causes =
         ValidateObjectMeta(obj, info_->namespaced, strategy_->name_rule());
     for (auto& c : ValidateObjectMetaUpdate(obj, old)) causes.push_back(std::move(c));

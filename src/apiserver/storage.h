@@ -27,12 +27,26 @@
 
 namespace converge::apiserver {
 
+// How a write treats metadata.managedFields (fieldmanager.h).
+enum class ManagedFieldsMode {
+  // Record the write as an Update by WriteContext::field_manager: create, PUT, non-apply PATCH,
+  // /status, /scale, namespaces/finalize.
+  kRecordUpdate,
+  // The caller computed them (server-side apply): store the object's managedFields as they are.
+  kAsGiven,
+};
+
 // Who is writing and how.
 struct WriteContext {
   const UserInfo* user = nullptr;
   bool dry_run = false;
+  // ?fieldManager, or the User-Agent's prefix when absent (ManagerOrUserAgent).
   std::string field_manager;
-  std::string subresource;  // "" or "status" for updates
+  std::string subresource;  // "", "status", "scale", "finalize" or "binding" for updates
+  ManagedFieldsMode managed_fields = ManagedFieldsMode::kRecordUpdate;
+  // Server-side apply: a missing object is created whatever the strategy's
+  // AllowCreateOnUpdate says (upstream's forceAllowCreate for apply patches).
+  bool force_allow_create = false;
   // The caller has already produced the exact object to store (pods/binding, scale): skip the
   // strategy's update preparation and validation; metadata rules still apply.
   bool raw = false;
@@ -121,6 +135,8 @@ class ResourceStorage {
   std::optional<ApiError> RunAdmission(const char* operation, const std::string& ns,
                                        const std::string& name, api::Object* obj,
                                        const api::Object* old, const WriteContext& ctx);
+  // Records the write in obj's metadata.managedFields as the context asks (old: null on create).
+  void TrackManagedFields(const api::Object* old, api::Object& obj, const WriteContext& ctx) const;
   // Serialized form for the store: the object without resourceVersion.
   ApiOr<std::string> Encode(const api::Object& obj) const;
   std::string Now() const;

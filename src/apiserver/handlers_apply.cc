@@ -1,0 +1,133 @@
+// Server-side apply: PATCH with Content-Type application/apply-patch+yaml (upstream's
+// applyPatcher). The body is the applier's whole intent for the fields it manages; the field
+// manager (fieldmanager.h) merges it into the live object inside the storage's read-modify-write,
+// so a concurrent write makes it re-apply to the newer object. Apply creates a missing object.
+//
+// Answers, as upstream:
+//   201 created / 200 applied (also when nothing changed: no new resourceVersion then);
+//   422 PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: ... (no manager);
+//   400 error decoding YAML / Incorrect version specified in apply patch / name mismatch;
+//   409 Conflict with FieldManagerConflict causes unless ?force=true;
+//   500 (reason Unknown) failed to create typed patch object ... (unknown fields, bad list keys).
+#include <optional>
+
+#include "api/field_validation.h"
+#include "api/yaml.h"
+#include "apiserver/fieldmanager.h"
+#include "apiserver/handler_util.h"
+#include "apiserver/server.h"
+
+namespace converge::apiserver {
+
+namespace json = boost::json;
+
+namespace {
+
+// GroupVersionKind.String(): "apps/v1, Kind=Deployment", "/v1, Kind=Pod".
+std::string GvkString(const api::Object& obj) {
+  std::string gv(obj.api_version());
+  if (gv.find('/') == std::string::npos) gv = "/" + gv;
+  return gv + ", Kind=" + std::string(obj.kind());
+}
+
+// "ns/name; apps/v1, Kind=Deployment", as upstream's objectGVKNN names the patch object.
+std::string DescribePatchObject(const api::Object& obj) {
+  return std::string(obj.namespace_()) + "/" + std::string(obj.name()) + "; " + GvkString(obj);
+}
+
+// Errors that upstream returns as plain Go errors: 500 with reason "" (Unknown).
+ApiError TypedPatchError(const api::Object& applied, const std::string& detail) {
+  ApiError e;
+  e.code = 500;
+  e.message =
+      "failed to create typed patch object (" + DescribePatchObject(applied) + "): " + detail;
+  return e;
+}
+
+}  // namespace
+
+Response APIServer::HandleApply(RequestContext& ctx) {
+  const std::string& sub = ctx.ri.subresource;
+  if (!sub.empty() && sub != "status") {
+    // TODO(#3): apply to /scale (upstream maps the Scale's fields onto the workload's).
+    return ErrorResponse(
+        MethodNotAllowed("the server does not allow this method on the requested resource"));
+  }
+  auto manager = QueryFieldManager(ctx.req, "PatchOptions", /*is_apply=*/true);
+  if (!manager.ok()) return ErrorResponse(manager.error());
+  auto force = QueryBool(ctx.req, "force", false);
+  if (!force.ok()) return ErrorResponse(force.error());
+  auto dry = QueryDryRun(ctx.req);
+  if (!dry.ok()) return ErrorResponse(dry.error());
+  auto validation = QueryFieldValidation(ctx.req);
+  if (!validation.ok()) return ErrorResponse(validation.error());
+
+  auto body = api::YamlToJson(ctx.req.body);
+  if (!body.ok())
+    return ErrorResponse(BadRequest("error decoding YAML: " + body.status().message()));
+  if (body->is_null()) *body = json::object();
+  if (!body->is_object()) {
+    return ErrorResponse(BadRequest("error decoding YAML: json: cannot unmarshal " +
+                                    std::string(body->is_array() ? "array" : "value") +
+                                    " into Go value of type map[string]interface {}"));
+  }
+  const api::Object applied(std::move(body->get_object()));
+  const std::string api_version = ctx.info.Gvk().ApiVersion();
+  if (applied.api_version() != api_version) {
+    return ErrorResponse(
+        BadRequest("Incorrect version specified in apply patch. Specified patch version: " +
+                   std::string(applied.api_version()) + ", expected: " + api_version));
+  }
+  if (applied.kind() != ctx.info.kind) {
+    return ErrorResponse(
+        TypedPatchError(applied, "no corresponding type for " + GvkString(applied)));
+  }
+  const api::TypeSchema* schema = ctx.info.schema;
+  if (schema != nullptr && !ctx.info.custom) {
+    // Built-in types are typed strictly whatever fieldValidation says: an undeclared field
+    // cannot be owned.
+    json::object copy = applied.doc();
+    std::vector<std::string> unknown = api::FindUnknownFields(copy, *schema, /*prune=*/false);
+    if (!unknown.empty()) {
+      return ErrorResponse(
+          TypedPatchError(applied, "." + unknown.front() + ": field not declared in schema"));
+    }
+  }
+
+  WriteContext w;
+  w.user = &ctx.req.user;
+  w.dry_run = *dry;
+  w.field_manager = *manager;
+  w.subresource = sub;
+  w.managed_fields = ManagedFieldsMode::kAsGiven;
+  w.force_allow_create = sub.empty();
+
+  ManagedFieldsContext mctx;
+  mctx.manager = *manager;
+  mctx.subresource = sub;
+  mctx.api_version = api_version;
+  mctx.now = options_.clock->WallNow();
+  mctx.reset_fields = DefaultResetFields(ctx.info.Subresource("status") != nullptr, sub);
+  // A resourceVersion in the configuration is a precondition; otherwise the apply re-runs on
+  // whatever is current.
+  const bool pins = !applied.resource_version().empty();
+
+  auto result = ctx.storage.Update(
+      ctx.ns, ctx.ri.name,
+      [&](const api::Object* current) -> ApiOr<api::Object> {
+        std::optional<api::Object> live;
+        if (current != nullptr) {
+          live = *current;
+          if (!pins) live->mutable_metadata().erase("resourceVersion");
+        }
+        auto merged = ServerSideApply(schema, live ? &*live : nullptr, applied, mctx, *force);
+        if (!merged.ok()) return merged.error();
+        if (auto err = CheckObjectName(*merged, ctx.ri.name, ctx.ns)) return *err;
+        return merged;
+      },
+      w, /*allow_create=*/sub.empty());
+  if (!result.ok()) return ErrorResponse(result.error());
+  return ObjectResponse(result->created ? 201 : 200, ctx.req, ctx.info, *result->object);
+}
+
+}  // namespace converge::apiserver
