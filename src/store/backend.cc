@@ -175,7 +175,12 @@ util::Status Backend::OpenEnv() {
   if (rc != 0) {
     mdb_env_close(env_);
     env_ = nullptr;
-    if (rc == ENOENT || rc == EINVAL) rc = MDB_INVALID;  // LMDB's word for a short header
+    // A file too short for its header is MDB_INVALID (DataLoss); ENOMEM/EINVAL mean the map
+    // could not be created (map_size too large for the address space).
+    if (rc == ENOMEM || rc == EINVAL) {
+      return util::ResourceExhausted("store: cannot map " + options_.dir + " with map_size " +
+                                     std::to_string(options_.map_size) + ": " + mdb_strerror(rc));
+    }
     return LmdbStatus(rc, "open " + options_.dir);
   }
   int dead = 0;

@@ -11,6 +11,7 @@ Committer::Committer(Options options, Backend* backend, Index* index, WatchHub* 
       index_(index),
       hub_(hub),
       compact_(compact),
+      clock_(&util::RealClock()),
       latest_(current),
       record_count_(record_count),
       published_(current) {}
@@ -82,8 +83,12 @@ void Committer::Loop() {
         queue_.pop_front();
       }
       if (!maintenance_.empty()) {
-        g.maintenance = maintenance_.front();
-        maintenance_.pop_front();
+        const util::Clock::TimePoint now = clock_->Now();
+        if (g.items.empty() || now - last_maintenance_ >= options_.maintenance_interval) {
+          g.maintenance = maintenance_.front();
+          maintenance_.pop_front();
+          last_maintenance_ = now;
+        }
       }
       if (g.items.empty() && g.maintenance == nullptr && !unsynced && stopping_) break;
     }

@@ -4,8 +4,10 @@
 // group limit) and applies it in one LMDB write transaction (GroupWriter): each writing
 // transaction gets its own revision, and compares see the newest state including earlier
 // transactions of the same group, so optimistic concurrency is exact. Compaction's record
-// deletions and meta updates ride along as at most one maintenance item per group, so a
-// compaction never holds the writer for more than one batch.
+// deletions and meta updates ride along as at most one maintenance item per group, and while
+// writers are queued at most once per maintenance_interval (etcd pauses 10 ms between its
+// compaction batches for the same reason), so a compaction never holds a writer for more than
+// one batch and never takes more than a small share of the commits.
 //
 // Durability pipeline (see Backend): a commit fdatasync()s its data pages, which also makes the
 // previous commit's meta page durable. So after committing group N+1 the committer publishes
@@ -40,6 +42,7 @@
 #include "store/index.h"
 #include "store/kv.h"
 #include "store/watch_hub.h"
+#include "util/clock.h"
 #include "util/status.h"
 
 namespace converge::store {
@@ -49,6 +52,11 @@ class Committer {
   struct Options {
     size_t max_group_txns = 1024;
     size_t max_group_bytes = size_t{32} << 20;
+    // While transactions are queued, a maintenance item joins a group at most this often; when
+    // nothing else is queued it runs at once.
+    // Pacing measured on RealClock() on purpose: a FakeClock that tests do not step would
+    // otherwise hold compaction back forever under a steady stream of writes.
+    util::Clock::Duration maintenance_interval = std::chrono::milliseconds(10);
   };
 
   // `current` and `record_count` describe the history as recovered; `compact` is the store's
@@ -107,7 +115,10 @@ class Committer {
   WatchHub* const hub_;
   const std::atomic<Revision>* const compact_;
 
+  util::Clock* const clock_;
+
   // Committer thread only.
+  util::Clock::TimePoint last_maintenance_{};
   Revision latest_;        // newest committed (maybe not yet durable) revision
   uint64_t record_count_;  // records in the history db as of latest_
   util::Status failed_;    // sticky commit/sync failure

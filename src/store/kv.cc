@@ -20,8 +20,7 @@ std::string PrefixEnd(std::string_view prefix) {
 }
 
 bool IsCompacted(const util::Status& s) {
-  return s.code() == util::Code::kOutOfRange &&
-         s.message().find("compacted") != std::string::npos;
+  return s.code() == util::Code::kOutOfRange && s.message().find("compacted") != std::string::npos;
 }
 
 bool IsFutureRevision(const util::Status& s) {
@@ -36,8 +35,7 @@ util::Status CompactedError(Revision compact_revision) {
 
 util::Status FutureRevisionError(Revision requested, Revision current) {
   return util::OutOfRange("mvcc: required revision is a future revision (requested " +
-                          std::to_string(requested) + ", current " + std::to_string(current) +
-                          ")");
+                          std::to_string(requested) + ", current " + std::to_string(current) + ")");
 }
 
 }  // namespace converge::store

@@ -58,10 +58,10 @@ std::string PrefixEnd(std::string_view prefix);
 struct RangeRequest {
   std::string key;
   std::string range_end;
-  int64_t limit = 0;       // 0 = no limit
-  Revision revision = 0;   // 0 = current
-  bool keys_only = false;  // values left empty
-  bool count_only = false; // kvs left empty, count filled
+  int64_t limit = 0;        // 0 = no limit
+  Revision revision = 0;    // 0 = current
+  bool keys_only = false;   // values left empty
+  bool count_only = false;  // kvs left empty, count filled
 };
 
 struct RangeResponse {
