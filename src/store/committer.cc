@@ -1,6 +1,7 @@
 #include "store/committer.h"
 
 #include "store/group_writer.h"
+#include "store/thread_latency.h"
 
 namespace converge::store {
 
@@ -21,7 +22,14 @@ Committer::~Committer() {
 }
 
 void Committer::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    const bool ok = RequestShortSchedulerSlice();  // it waits for every fdatasync
+    {
+      std::lock_guard lock(stats_mu_);
+      stats_.short_slice = ok;
+    }
+    Loop();
+  });
 }
 
 void Committer::Stop() {
@@ -94,7 +102,16 @@ void Committer::Loop() {
     }
     if (g.items.empty() && g.maintenance == nullptr) {
       // Nothing new arrived: make the last group durable now.
-      Finish(*unsynced, backend_->Sync());
+      const auto t0 = std::chrono::steady_clock::now();
+      util::Status st = backend_->Sync();
+      {
+        std::lock_guard lock(stats_mu_);
+        ++stats_.syncs;
+        stats_.sync_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - t0)
+                              .count();
+      }
+      Finish(*unsynced, st);
       unsynced.reset();
       continue;
     }
@@ -125,6 +142,11 @@ void Committer::Loop() {
         break;
     }
   }
+}
+
+Committer::Stats Committer::stats() const {
+  std::lock_guard lock(stats_mu_);
+  return stats_;
 }
 
 Committer::Outcome Committer::CommitGroup(Group& g, util::Status* error) {
@@ -175,10 +197,18 @@ Committer::Outcome Committer::CommitGroup(Group& g, util::Status* error) {
     st = backend_->PutMeta(*txn, kMetaCurrentRevision, static_cast<uint64_t>(w.latest()));
   }
   if (!st.ok()) return abort(st);
+  const auto t0 = std::chrono::steady_clock::now();
   st = backend_->Commit(*txn);
   if (!st.ok()) {
     *error = st;
     return Outcome::kFailed;
+  }
+  {
+    std::lock_guard lock(stats_mu_);
+    ++stats_.groups;
+    stats_.commit_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
   }
   index_->Apply(w.changes());
   latest_ = w.latest();
@@ -203,6 +233,10 @@ void Committer::Finish(Group& g, util::Status st) {
       published_.store(g.last, std::memory_order_release);
     }
     if (!g.events.empty()) hub_->Publish(g.last, std::move(g.events));
+  }
+  if (st.ok()) {
+    std::lock_guard lock(stats_mu_);
+    stats_.txns += g.items.size();
   }
   for (size_t i = 0; i < g.items.size(); ++i) {
     if (st.ok()) {

@@ -82,6 +82,17 @@ class Committer {
   // The newest durable (acknowledged) revision.
   Revision published() const { return published_.load(std::memory_order_acquire); }
 
+  // Cumulative counters, for benchmarks and metrics.
+  struct Stats {
+    uint64_t groups = 0;       // LMDB write transactions committed
+    uint64_t txns = 0;         // transactions acknowledged
+    uint64_t syncs = 0;        // explicit Sync() calls (nothing else was queued)
+    uint64_t commit_ns = 0;    // time in mdb_txn_commit (includes its fdatasync)
+    uint64_t sync_ns = 0;      // time in explicit Sync()
+    bool short_slice = false;  // RequestShortSchedulerSlice succeeded for the committer
+  };
+  Stats stats() const;
+
  private:
   struct Item {
     TxnRequest req;
@@ -124,6 +135,9 @@ class Committer {
   util::Status failed_;    // sticky commit/sync failure
 
   std::atomic<Revision> published_;
+
+  mutable std::mutex stats_mu_;
+  Stats stats_;  // guarded by stats_mu_
 
   std::mutex mu_;
   std::condition_variable cv_;

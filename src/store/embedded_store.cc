@@ -263,6 +263,11 @@ void EmbeddedStore::WaitForCompaction() {
   compactor_->WaitIdle();
 }
 
+EmbeddedStore::WriterStats EmbeddedStore::writer_stats() const {
+  const Committer::Stats s = committer_->stats();
+  return WriterStats{s.groups, s.txns, s.syncs, s.commit_ns, s.sync_ns, s.short_slice};
+}
+
 size_t EmbeddedStore::WatcherCount() const {
   return hub_->WatcherCountForTest();
 }

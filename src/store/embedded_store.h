@@ -91,6 +91,13 @@ class EmbeddedStore final : public KV {
   // Blocks until the background compaction has deleted everything Compact() dropped.
   void WaitForCompaction();
 
+  // Writer counters (see Committer::Stats): groups committed, syncs, time spent in them.
+  struct WriterStats {
+    uint64_t groups = 0, txns = 0, syncs = 0, commit_ns = 0, sync_ns = 0;
+    bool short_slice = false;
+  };
+  WriterStats writer_stats() const;
+
   // Tests: the index and the hub.
   const Index& index() const { return *index_; }
   size_t WatcherCount() const;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "store/revision.h"
+#include "store/thread_latency.h"
 
 namespace converge::store {
 
@@ -195,7 +196,10 @@ WatchHub::~WatchHub() {
 
 void WatchHub::Start(Revision notified) {
   notified_.store(notified, std::memory_order_release);
-  notifier_ = std::thread([this] { NotifierLoop(); });
+  notifier_ = std::thread([this] {
+    RequestShortSchedulerSlice();  // on the path from commit to every watcher
+    NotifierLoop();
+  });
 }
 
 void WatchHub::Stop() {
