@@ -126,4 +126,25 @@ util::Status EtcdServer::Put(int writer, const std::string& key, const std::stri
   return util::Status::Ok();
 }
 
+void EtcdServer::PutAsync(int writer, const std::string& key, const std::string& value,
+                          std::function<void(util::Status)> done) {
+  struct Call {
+    etcdserverpb::PutRequest req;
+    etcdserverpb::PutResponse resp;
+    grpc::ClientContext ctx;
+    std::function<void(util::Status)> done;
+  };
+  auto* call = new Call;
+  call->req.set_key(key);
+  call->req.set_value(value);
+  call->done = std::move(done);
+  call->ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  stubs_->kv[static_cast<size_t>(writer) % stubs_->kv.size()]->async()->Put(
+      &call->ctx, &call->req, &call->resp, [call](grpc::Status st) {
+        auto done = std::move(call->done);
+        delete call;
+        done(st.ok() ? util::Status::Ok() : util::Unavailable("etcd put: " + st.error_message()));
+      });
+}
+
 }  // namespace converge::bench

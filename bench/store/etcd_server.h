@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ class EtcdServer {
 
   // A durable put (etcd acknowledges after its WAL fsync), on channel writer % channels.
   util::Status Put(int writer, const std::string& key, const std::string& value);
+  // The same through gRPC's callback API: `done` runs on a gRPC thread.
+  void PutAsync(int writer, const std::string& key, const std::string& value,
+                std::function<void(util::Status)> done);
   pid_t pid() const { return pid_; }
 
  private:

@@ -34,7 +34,10 @@ struct WatchHub::Group {
 
   const std::string key;
   const std::string end;
-  std::mutex mu;
+  // Members reading the log hold it shared (each writes only its own cursor); appending,
+  // trimming and membership changes hold it exclusively. So waking every member costs one
+  // wake-up each, not a convoy on one mutex.
+  std::shared_mutex mu;
   std::condition_variable_any cv;
   std::deque<LogEntry> log;       // guarded by mu
   uint64_t base_seq = 0;          // guarded by mu: sequence number of log.front()
@@ -146,7 +149,7 @@ util::StatusOr<WatchResponse> WatchHub::Watcher::Next(std::stop_token stop) {
 
 util::StatusOr<WatchResponse> WatchHub::Watcher::NextSynced(std::stop_token stop) {
   Group& g = *group_;
-  std::unique_lock lock(g.mu);
+  std::shared_lock lock(g.mu);
   while (true) {
     if (cursor_ < g.base_seq) {
       const Revision header = std::max(hub_->notified_revision(), next_rev_ - 1);
@@ -157,6 +160,8 @@ util::StatusOr<WatchResponse> WatchHub::Watcher::NextSynced(std::stop_token stop
     if (cursor_ < g.end_seq()) {
       WatchResponse r;
       const size_t max_events = hub_->options_.max_events_per_response;
+      const uint64_t before = cursor_ == g.base_seq ? g.trimmed_count : g.at(cursor_ - 1).end_count;
+      r.events.reserve(std::min<uint64_t>(g.log.back().end_count - before, max_events + 64));
       while (cursor_ < g.end_seq() && (r.events.empty() || r.events.size() < max_events)) {
         const LogEntry& e = g.at(cursor_++);
         AppendEvents(*e.events, &r);

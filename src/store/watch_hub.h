@@ -22,7 +22,8 @@
 // member has not read, that member is cancelled with kCancelReasonSlow and resumes from the
 // revision after its last delivered one. Entries every member has read are dropped at once.
 //
-// Locks, in order: mu_ (groups and membership, notified_), then Group::mu (the log, cursors).
+// Locks, in order: mu_ (groups and membership, notified_), then Group::mu (the log, cursors;
+// a shared_mutex: members read under a shared lock).
 // history_mu_ is independent: shared by history reads, exclusive in Stop().
 //
 // Thread-safety: every public method may be called from any thread. Streams may outlive the
