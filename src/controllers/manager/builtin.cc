@@ -1,11 +1,13 @@
 // The controllers the controller-manager runs. One line per controller.
 #include "controllers/manager/controller_context.h"
+#include "controllers/replicaset/replicaset_controller.h"
 
 namespace converge::controllers {
 
 const std::vector<ControllerDescriptor>& BuiltinControllers() {
   static const std::vector<ControllerDescriptor> all = {
       // Controllers register here as they land (#6, #7).
+      {"replicaset", replicaset::NewReplicaSetController},
   };
   return all;
 }

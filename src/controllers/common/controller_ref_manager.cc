@@ -1,0 +1,84 @@
+#include "controllers/common/controller_ref_manager.h"
+
+#include <optional>
+
+#include "client/api_errors.h"
+
+namespace converge::controllers {
+
+ClaimAction DecideClaim(const api::Object& controller, const api::Object& candidate, bool matches) {
+  std::optional<OwnerRef> ref = GetControllerOf(candidate);
+  if (ref.has_value()) {
+    if (ref->uid != controller.uid()) return ClaimAction::kIgnore;
+    if (matches) return ClaimAction::kOwned;
+    if (controller.being_deleted()) return ClaimAction::kIgnore;
+    return ClaimAction::kRelease;
+  }
+  if (controller.being_deleted() || !matches) return ClaimAction::kIgnore;
+  if (candidate.being_deleted()) return ClaimAction::kIgnore;
+  if (!controller.namespace_().empty() && controller.namespace_() != candidate.namespace_()) {
+    return ClaimAction::kIgnore;
+  }
+  return ClaimAction::kAdopt;
+}
+
+ClaimResult ClaimObjects(const ClaimOptions& o, const std::vector<api::ObjectPtr>& candidates) {
+  ClaimResult result;
+  std::optional<util::Status> can_adopt;  // computed once, on the first adoption
+  auto note = [&result](const util::Status& s) {
+    if (result.error.ok() && !s.ok()) result.error = s;
+  };
+  for (const api::ObjectPtr& obj : candidates) {
+    if (obj == nullptr) continue;
+    bool matches = o.selector.Matches(obj->labels());
+    for (const auto& f : o.filters) matches = matches && f(*obj);
+    switch (DecideClaim(*o.controller, *obj, matches)) {
+      case ClaimAction::kIgnore: break;
+      case ClaimAction::kOwned: result.claimed.push_back(obj); break;
+      case ClaimAction::kAdopt: {
+        if (!can_adopt.has_value()) can_adopt = o.can_adopt ? o.can_adopt() : util::Status();
+        if (!can_adopt->ok()) {
+          note(can_adopt->WithContext("can't adopt " + obj->key().ToString()));
+          break;
+        }
+        util::Status s =
+            o.patch(*obj, AdoptPatch(*obj, NewControllerRef(*o.controller, o.controller_gvk)));
+        if (s.ok()) {
+          result.claimed.push_back(obj);
+        } else if (!client::IsNotFound(s)) {
+          note(s.WithContext("adopting " + obj->key().ToString()));
+        }
+        break;
+      }
+      case ClaimAction::kRelease: {
+        util::Status s = o.patch(*obj, ReleasePatch(*obj, o.controller->uid()));
+        if (!s.ok() && !client::IsNotFound(s) && !client::IsInvalid(s)) {
+          note(s.WithContext("releasing " + obj->key().ToString()));
+        }
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+std::function<util::Status()> RecheckDeletionTimestamp(
+    std::function<util::StatusOr<api::Object>()> get, std::string uid) {
+  return [get = std::move(get), uid = std::move(uid)]() -> util::Status {
+    util::StatusOr<api::Object> fresh = get();
+    if (!fresh.ok()) return fresh.status();
+    if (fresh->uid() != uid) {
+      return util::FailedPrecondition("original " + std::string(fresh->kind()) + " " +
+                                      fresh->key().ToString() + " is gone: got uid " +
+                                      std::string(fresh->uid()) + ", wanted " + uid);
+    }
+    if (fresh->being_deleted()) {
+      return util::FailedPrecondition(std::string(fresh->kind()) + " " + fresh->key().ToString() +
+                                      " has just been deleted at " +
+                                      std::string(fresh->deletion_timestamp()));
+    }
+    return util::Status();
+  };
+}
+
+}  // namespace converge::controllers
