@@ -460,9 +460,12 @@ std::string FieldSet::ToString() const {
   return out;
 }
 
-// Upstream's emitContentsV1: members and children merged in element order; a member without
-// children is `{}`; a node that is both gets its children followed by ".": {}.
+// Upstream's emitContents_v1: a node that is both a member and has children starts with
+// ".": {}; then members and children merged in element order, a member without children as `{}`.
 void FieldSet::EmitV1(bool include_self, json::object& out) const {
+  if (include_self && (!members_.empty() || !children_.empty())) {
+    out.emplace(".", json::object());
+  }
   size_t mi = 0, ci = 0;
   while (mi < members_.size() || ci < children_.size()) {
     int c;
@@ -484,7 +487,6 @@ void FieldSet::EmitV1(bool include_self, json::object& out) const {
     if (c == 0) ++mi;
     ++ci;
   }
-  if (include_self && !out.empty()) out.emplace(".", json::object());
 }
 
 json::object FieldSet::ToFieldsV1() const {

@@ -135,20 +135,19 @@ TEST_P(FieldsV1RoundTrip, ParsesAndWritesBack) {
 
 // Entries a real apiserver wrote for `kubectl create deployment web --image=nginx:1.27`, the
 // controller's status update, `kubectl scale --replicas=3` and `kubectl apply --server-side` of a
-// manifest with a port: upstream writes "." after a node's children.
+// manifest with a port: upstream writes "." first in a node that also has children.
 INSTANTIATE_TEST_SUITE_P(
     Deployment, FieldsV1RoundTrip,
     testing::Values(
         V1Case{
             "KubectlCreate",
-            R"({"f:metadata":{"f:labels":{"f:app":{},".":{}}},"f:spec":{"f:progressDeadlineSeconds":{},)"
-            R"("f:replicas":{},"f:revisionHistoryLimit":{},"f:selector":{},"f:strategy":{"f:rollingUpdate":)"
-            R"({"f:maxSurge":{},"f:maxUnavailable":{},".":{}},"f:type":{}},"f:template":{"f:metadata":)"
-            R"({"f:labels":{"f:app":{},".":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"nginx\"}":)"
-            R"({"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:resources":{},)"
-            R"("f:terminationMessagePath":{},"f:terminationMessagePolicy":{},".":{}}},"f:dnsPolicy":{},)"
-            R"("f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},)"
-            R"("f:terminationGracePeriodSeconds":{}}}}})",
+            R"({"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:progressDeadlineSeconds":{},)"
+            R"("f:replicas":{},"f:revisionHistoryLimit":{},"f:selector":{},"f:strategy":{"f:rollingUpda)"
+            R"(te":{".":{},"f:maxSurge":{},"f:maxUnavailable":{}},"f:type":{}},"f:template":{"f:metadat)"
+            R"(a":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"nginx\"}":{)"
+            R"(".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:resources":{},"f:terminationMe)"
+            R"(ssagePath":{},"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},"f:restartPolicy":{},"f)"
+            R"(:schedulerName":{},"f:securityContext":{},"f:terminationGracePeriodSeconds":{}}}}})",
             "",
             {".metadata.labels",
              ".metadata.labels.app",
@@ -176,10 +175,10 @@ INSTANTIATE_TEST_SUITE_P(
              R"(.spec.template.spec.containers[name="nginx"].terminationMessagePolicy)"}},
         V1Case{
             "ControllerStatus",
-            R"({"f:metadata":{"f:annotations":{"f:deployment.kubernetes.io/revision":{},".":{}}},)"
-            R"("f:status":{"f:availableReplicas":{},"f:conditions":{"k:{\"type\":\"Available\"}":)"
-            R"({"f:lastTransitionTime":{},"f:status":{},"f:type":{},".":{}},".":{}},)"
-            R"("f:observedGeneration":{},"f:replicas":{}}})",
+            R"({"f:metadata":{"f:annotations":{".":{},"f:deployment.kubernetes.io/revision":{}}},"f:sta)"
+            R"(tus":{"f:availableReplicas":{},"f:conditions":{".":{},"k:{\"type\":\"Available\"}":{".":)"
+            R"({},"f:lastTransitionTime":{},"f:status":{},"f:type":{}}},"f:observedGeneration":{},"f:re)"
+            R"(plicas":{}}})",
             "",
             {".metadata.annotations", ".metadata.annotations.deployment.kubernetes.io/revision",
              ".status.availableReplicas", ".status.conditions", ".status.observedGeneration",
@@ -190,10 +189,10 @@ INSTANTIATE_TEST_SUITE_P(
         V1Case{"KubectlScale", R"({"f:spec":{"f:replicas":{}}})", "", {".spec.replicas"}},
         V1Case{
             "KubectlServerSideApply",
-            R"({"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:selector":{},)"
-            R"("f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":)"
-            R"({"k:{\"name\":\"nginx\"}":{"f:image":{},"f:name":{},"f:ports":)"
-            R"({"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{"f:containerPort":{},".":{}}},".":{}}}}}}})",
+            R"({"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:selector":{},"f:tem)"
+            R"(plate":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\")"
+            R"(nginx\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{"k:{\"containerPort\":80,\"protoco)"
+            R"(l\":\"TCP\"}":{".":{},"f:containerPort":{}}}}}}}}})",
             "",
             {".metadata.labels.app", ".spec.replicas", ".spec.selector",
              ".spec.template.metadata.labels.app",
@@ -202,11 +201,11 @@ INSTANTIATE_TEST_SUITE_P(
              R"(.spec.template.spec.containers[name="nginx"].name)",
              R"(.spec.template.spec.containers[name="nginx"].ports[containerPort=80,protocol="TCP"])",
              R"(.spec.template.spec.containers[name="nginx"].ports[containerPort=80,protocol="TCP"].containerPort)"}},
-        // What `kubectl get -o json` shows (keys re-sorted: "." first) reads the same and is
-        // written back in upstream's order.
-        V1Case{"KubectlDisplayOrder",
-               R"({"f:metadata":{"f:labels":{".":{},"f:app":{}}}})",
+        // "." after the children (older structured-merge-diff releases wrote it there) reads
+        // the same and is written back in upstream's order.
+        V1Case{"DotLast",
                R"({"f:metadata":{"f:labels":{"f:app":{},".":{}}}})",
+               R"({"f:metadata":{"f:labels":{".":{},"f:app":{}}}})",
                {".metadata.labels", ".metadata.labels.app"}},
         V1Case{"FinalizerSet",
                R"({"f:metadata":{"f:finalizers":{"v:\"a.io/x\"":{},"v:\"b.io/y\"":{}}}})",
@@ -266,19 +265,19 @@ INSTANTIATE_TEST_SUITE_P(
                     R"({"f:s":{"f:r":{},"f:x":{}}})", R"({"f:s":{"f:r":{}}})",
                     R"({"f:s":{"f:x":{}}})", R"({"f:s":{"f:x":{}}})"},
         // parent - child = parent; a member parent in b removes a's children only recursively.
-        AlgebraCase{"ParentAndChild", R"({"f:l":{"f:app":{},".":{}}})", R"({"f:l":{}})",
-                    R"({"f:l":{"f:app":{},".":{}}})", R"({"f:l":{}})", R"({"f:l":{"f:app":{}}})",
+        AlgebraCase{"ParentAndChild", R"({"f:l":{".":{},"f:app":{}}})", R"({"f:l":{}})",
+                    R"({"f:l":{".":{},"f:app":{}}})", R"({"f:l":{}})", R"({"f:l":{"f:app":{}}})",
                     "{}"},
         AlgebraCase{"ChildMinusParent", R"({"f:l":{}})", R"({"f:l":{"f:app":{}}})",
-                    R"({"f:l":{"f:app":{},".":{}}})", "{}", R"({"f:l":{}})", R"({"f:l":{}})"},
+                    R"({"f:l":{".":{},"f:app":{}}})", "{}", R"({"f:l":{}})", R"({"f:l":{}})"},
         AlgebraCase{
             "ListItems",
-            R"({"f:c":{"k:{\"name\":\"a\"}":{"f:image":{},".":{}},"k:{\"name\":\"b\"}":{".":{},"f:image":{}}}})",
+            R"({"f:c":{"k:{\"name\":\"a\"}":{".":{},"f:image":{}},"k:{\"name\":\"b\"}":{".":{},"f:image":{}}}})",
             R"({"f:c":{"k:{\"name\":\"a\"}":{}}})",
-            R"({"f:c":{"k:{\"name\":\"a\"}":{"f:image":{},".":{}},"k:{\"name\":\"b\"}":{"f:image":{},".":{}}}})",
+            R"({"f:c":{"k:{\"name\":\"a\"}":{".":{},"f:image":{}},"k:{\"name\":\"b\"}":{".":{},"f:image":{}}}})",
             R"({"f:c":{"k:{\"name\":\"a\"}":{}}})",
-            R"({"f:c":{"k:{\"name\":\"a\"}":{"f:image":{}},"k:{\"name\":\"b\"}":{"f:image":{},".":{}}}})",
-            R"({"f:c":{"k:{\"name\":\"b\"}":{"f:image":{},".":{}}}})"}),
+            R"({"f:c":{"k:{\"name\":\"a\"}":{"f:image":{}},"k:{\"name\":\"b\"}":{".":{},"f:image":{}}}})",
+            R"({"f:c":{"k:{\"name\":\"b\"}":{".":{},"f:image":{}}}})"}),
     [](const testing::TestParamInfo<AlgebraCase>& info) { return info.param.name; });
 
 TEST(FieldSet, InsertHasAndEmptyPath) {

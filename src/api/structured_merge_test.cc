@@ -80,15 +80,15 @@ INSTANTIATE_TEST_SUITE_P(
             R"({"f:apiVersion":{},"f:kind":{},"f:metadata":{"f:labels":{"f:app":{}},"f:name":{},)"
             R"("f:namespace":{}},"f:spec":{"f:replicas":{},"f:selector":{},"f:template":)"
             R"({"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":)"
-            R"({"k:{\"name\":\"nginx\"}":{"f:image":{},"f:name":{},"f:ports":)"
-            R"({"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{"f:containerPort":{},".":{}}},)"
-            R"(".":{}}}}}}})"},
+            R"({"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{},"f:)"
+            R"(ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":{".":{},"f:containerPort)"
+            R"(":{}}}}}}}}})"},
         SetCase{"EmptyListsAndMapsHoldNothing", Pod,
                 R"({"metadata":{"finalizers":[],"labels":{}},"spec":{"containers":[]}})", "{}"},
         SetCase{"AtomicListIsOneLeaf", Pod,
                 R"({"spec":{"containers":[{"name":"a","command":["sh","-c","true"]}]}})",
-                R"({"f:spec":{"f:containers":{"k:{\"name\":\"a\"}":{"f:command":{},"f:name":{},)"
-                R"(".":{}}}}})"},
+                R"({"f:spec":{"f:containers":{"k:{\"name\":\"a\"}":{".":{},"f:command":{},"f:na)"
+                R"(me":{}}}}})"},
         SetCase{"FinalizersAreASet", Pod, R"({"metadata":{"finalizers":["b.io/y","a.io/x"]}})",
                 R"({"f:metadata":{"f:finalizers":{"v:\"a.io/x\"":{},"v:\"b.io/y\"":{}}}})"},
         SetCase{
@@ -100,7 +100,7 @@ INSTANTIATE_TEST_SUITE_P(
         // No schema: objects are granular maps (keys are members), arrays are atomic.
         SetCase{"Untyped", [] { return static_cast<const TypeSchema*>(nullptr); },
                 R"({"spec":{"size":{"cpu":1},"items":[1,2]}})",
-                R"({"f:spec":{"f:items":{},"f:size":{"f:cpu":{},".":{}},".":{}}})"}),
+                R"({"f:spec":{".":{},"f:items":{},"f:size":{".":{},"f:cpu":{}}}})"}),
     [](const testing::TestParamInfo<SetCase>& info) { return info.param.name; });
 
 // ---- Compare ------------------------------------------------------------------------------------
@@ -135,14 +135,14 @@ INSTANTIATE_TEST_SUITE_P(
         // already exist and containers is null: only pointers, maps and items are added as nodes.
         CompareCase{
             "CreateAsKubectlCreate", "{}", std::string(kCreatedDeployment),
-            R"({"f:apiVersion":{},"f:kind":{},"f:metadata":{"f:labels":{"f:app":{},".":{}},)"
+            R"({"f:apiVersion":{},"f:kind":{},"f:metadata":{"f:labels":{".":{},"f:app":{}},)"
             R"("f:name":{},"f:namespace":{}},"f:spec":{"f:progressDeadlineSeconds":{},)"
             R"("f:replicas":{},"f:revisionHistoryLimit":{},"f:selector":{},"f:strategy":)"
-            R"({"f:rollingUpdate":{"f:maxSurge":{},"f:maxUnavailable":{},".":{}},"f:type":{}},)"
-            R"("f:template":{"f:metadata":{"f:labels":{"f:app":{},".":{}}},"f:spec":)"
-            R"({"f:containers":{"k:{\"name\":\"nginx\"}":{"f:image":{},"f:imagePullPolicy":{},)"
-            R"("f:name":{},"f:resources":{},"f:terminationMessagePath":{},)"
-            R"("f:terminationMessagePolicy":{},".":{}}},"f:dnsPolicy":{},"f:restartPolicy":{},)"
+            R"({"f:rollingUpdate":{".":{},"f:maxSurge":{},"f:maxUnavailable":{}},"f:type":{}},)"
+            R"("f:template":{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":)"
+            R"({"f:containers":{"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:imagePullPoli)"
+            R"(cy":{},"f:name":{},"f:resources":{},"f:terminationMessagePa)"
+            R"(th":{},"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},"f:restartPolicy":{},)"
             R"("f:schedulerName":{},"f:securityContext":{},)"
             R"("f:terminationGracePeriodSeconds":{}}}}})",
             "{}", "{}"},
@@ -169,11 +169,11 @@ INSTANTIATE_TEST_SUITE_P(
             R"("spec":{"containers":[{"name":"nginx","image":"nginx:1","command":["a"]},)"
             R"({"name":"proxy","image":"envoy","ports":[{"containerPort":80}]}]}}}})",
             R"({"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"proxy\"}":)"
-            R"({"f:image":{},"f:name":{},"f:ports":{"k:{\"containerPort\":80,\"protocol\":\"TCP\"}":)"
-            R"({"f:containerPort":{},".":{}},".":{}},".":{}}}}}}})",
+            R"({".":{},"f:image":{},"f:name":{},"f:ports":{".":{},"k:{\"containerPort\":80,\"protoco)"
+            R"(l\":\"TCP\"}":{".":{},"f:containerPort":{}}}}}}}}})",
             "{}",
             R"({"f:spec":{"f:template":{"f:metadata":{"f:labels":{"f:tier":{}}},"f:spec":)"
-            R"({"f:containers":{"k:{\"name\":\"log\"}":{"f:image":{},"f:name":{},".":{}}}}}}})"},
+            R"({"f:containers":{"k:{\"name\":\"log\"}":{".":{},"f:image":{},"f:name":{}}}}}}})"},
         // For typed fields null is absent (a Go nil pointer); {} versus absent is a leaf change.
         CompareCase{"NullIsAbsentEmptyIsNot", R"({"spec":{"paused":null,"template":{}}})",
                     R"({"spec":{"template":{"spec":{"securityContext":{}}}}})",

@@ -71,12 +71,12 @@ constexpr std::string_view kCreated = R"({
 
 // What a real apiserver records for that create.
 constexpr std::string_view kCreateFields =
-    R"({"f:metadata":{"f:labels":{"f:app":{},".":{}}},"f:spec":{"f:progressDeadlineSeconds":{},)"
+    R"({"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:progressDeadlineSeconds":{},)"
     R"("f:replicas":{},"f:revisionHistoryLimit":{},"f:selector":{},"f:strategy":{"f:rollingUpdate":)"
-    R"({"f:maxSurge":{},"f:maxUnavailable":{},".":{}},"f:type":{}},"f:template":{"f:metadata":)"
-    R"({"f:labels":{"f:app":{},".":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"nginx\"}":)"
-    R"({"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:resources":{},)"
-    R"("f:terminationMessagePath":{},"f:terminationMessagePolicy":{},".":{}}},"f:dnsPolicy":{},)"
+    R"({".":{},"f:maxSurge":{},"f:maxUnavailable":{}},"f:type":{}},"f:template":{"f:metadata":)"
+    R"({"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:containers":{"k:{\"name\":\"nginx\"}":)"
+    R"({".":{},"f:image":{},"f:imagePullPolicy":{},"f:name":{},"f:resourc)"
+    R"(es":{},"f:terminationMessagePath":{},"f:terminationMessagePolicy":{}}},"f:dnsPolicy":{},)"
     R"("f:restartPolicy":{},"f:schedulerName":{},"f:securityContext":{},)"
     R"("f:terminationGracePeriodSeconds":{}}}}})";
 
@@ -306,7 +306,7 @@ TEST(ServerSideApply, ForceTakesOwnership) {
   EXPECT_EQ(FieldsOf(*r, "kubectl", "Apply"),
             R"({"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:selector":{},)"
             R"("f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":)"
-            R"({"k:{\"name\":\"nginx\"}":{"f:image":{},"f:name":{},".":{}}}}}}})");
+            R"({"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}}}}}}})");
   const std::string csa = FieldsOf(*r, "kubectl-client-side-apply");
   EXPECT_EQ(csa.find("f:replicas"), std::string::npos) << csa;
   EXPECT_NE(csa.find("f:revisionHistoryLimit"), std::string::npos) << csa;
@@ -349,7 +349,7 @@ TEST(ServerSideApply, CreatesWhenAbsent) {
             R"("time":"2025-01-01T00:00:07Z","fieldsType":"FieldsV1","fieldsV1":)"
             R"({"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:selector":{},)"
             R"("f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":)"
-            R"({"k:{\"name\":\"nginx\"}":{"f:image":{},"f:name":{},".":{}}}}}}}}])");
+            R"({"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}}}}}}}}])");
   api::Object expected = Obj(kApplied);
   json::object& meta = api::EnsureObject(expected.mutable_doc(), "metadata");
   meta["managedFields"] = *api::Find(r->doc(), {"metadata", "managedFields"});

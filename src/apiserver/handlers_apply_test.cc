@@ -1,0 +1,275 @@
+// managedFields on every write and server-side apply, through APIServer::Handle in-process (the
+// same chain HTTP enters) on an embedded store in a temporary directory, with a fake clock so
+// the recorded times are exact.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "apiserver/server.h"
+#include "store/embedded_store.h"
+#include "store/store_test_util.h"
+#include "util/clock.h"
+#include "util/time_format.h"
+
+namespace converge::apiserver {
+namespace {
+
+namespace json = boost::json;
+
+constexpr char kConfigMaps[] = "/api/v1/namespaces/default/configmaps";
+constexpr char kDeployments[] = "/apis/apps/v1/namespaces/default/deployments";
+constexpr char kUserAgent[] = "kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07";
+
+class ApplyHandlerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    auto kv = store::OpenEmbeddedStore({.dir = dir_.path()});
+    ASSERT_TRUE(kv.ok()) << kv.status().message();
+    kv_ = std::move(*kv);
+    APIServerOptions options;
+    options.kv = kv_.get();
+    options.clock = &clock_;
+    options.storage.clock = &clock_;
+    options.compaction_interval = std::chrono::milliseconds(0);
+    server_ = std::make_unique<APIServer>(options);
+    ASSERT_TRUE(server_->Start().ok());
+  }
+  void TearDown() override {
+    if (server_) server_->Stop();
+  }
+
+  struct Reply {
+    int code = 0;
+    json::value body;
+  };
+  Reply Do(const std::string& method, const std::string& target, const std::string& body = "",
+           const std::string& content_type = "application/json") {
+    Request req;
+    req.method = method;
+    const size_t q = target.find('?');
+    req.path = target.substr(0, q);
+    if (q != std::string::npos) {
+      std::string rest = target.substr(q + 1);
+      size_t start = 0;
+      while (start <= rest.size()) {
+        size_t amp = rest.find('&', start);
+        if (amp == std::string::npos) amp = rest.size();
+        std::string kv = rest.substr(start, amp - start);
+        const size_t eq = kv.find('=');
+        req.query.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
+        start = amp + 1;
+      }
+    }
+    req.headers = {{"user-agent", kUserAgent}, {"content-type", content_type}};
+    req.body = body;
+    req.in_process = true;
+    req.user.name = "system:admin";
+    req.user.groups = {"system:masters", "system:authenticated"};
+    req.user.authenticated = true;
+    Response resp = server_->Handle(req);
+    Reply r;
+    r.code = resp.status;
+    boost::system::error_code ec;
+    r.body = json::parse(resp.body, ec);
+    return r;
+  }
+  Reply Apply(const std::string& target, const std::string& yaml) {
+    return Do("PATCH", target, yaml, "application/apply-patch+yaml");
+  }
+
+  // The managedFields entry of `manager` (null when there is none).
+  static const json::object* Entry(const json::value& obj, std::string_view manager,
+                                   std::string_view operation = "") {
+    const json::value* mf = obj.at("metadata").as_object().if_contains("managedFields");
+    if (mf == nullptr) return nullptr;
+    for (const json::value& e : mf->as_array()) {
+      const json::object& o = e.as_object();
+      if (o.at("manager").as_string() != manager) continue;
+      if (!operation.empty() && o.at("operation").as_string() != operation) continue;
+      return &o;
+    }
+    return nullptr;
+  }
+  static std::string Fields(const json::object* entry) {
+    return entry == nullptr ? "<none>" : json::serialize(entry->at("fieldsV1"));
+  }
+
+  store::TempDir dir_;
+  util::FakeClock clock_;
+  std::unique_ptr<store::KV> kv_;
+  std::unique_ptr<APIServer> server_;
+};
+
+TEST_F(ApplyHandlerTest, CreateRecordsUserAgentManagerWithTime) {
+  Reply r = Do("POST", kConfigMaps,
+               R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
+                   "data":{"a":"1"}})");
+  ASSERT_EQ(r.code, 201) << r.body;
+  const json::object* e = Entry(r.body, "kubectl", "Update");
+  ASSERT_NE(e, nullptr) << r.body;
+  EXPECT_EQ(e->at("apiVersion").as_string(), "v1");
+  EXPECT_EQ(e->at("fieldsType").as_string(), "FieldsV1");
+  EXPECT_EQ(e->at("time").as_string(), util::FormatRfc3339(clock_.WallNow()));
+  EXPECT_EQ(Fields(e), R"({"f:data":{".":{},"f:a":{}}})");
+}
+
+TEST_F(ApplyHandlerTest, UpdateByAnotherManagerTakesTheChangedField) {
+  ASSERT_EQ(Do("POST", std::string(kConfigMaps) + "?fieldManager=creator",
+               R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
+                   "data":{"a":"1","b":"2"}})")
+                .code,
+            201);
+  clock_.Step(std::chrono::seconds(5));
+  Reply r = Do("PATCH", std::string(kConfigMaps) + "/cm?fieldManager=editor",
+               R"({"data":{"a":"changed"}})", "application/merge-patch+json");
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(Fields(Entry(r.body, "creator")), R"({"f:data":{".":{},"f:b":{}}})");
+  const json::object* editor = Entry(r.body, "editor", "Update");
+  EXPECT_EQ(Fields(editor), R"({"f:data":{"f:a":{}}})");
+  ASSERT_NE(editor, nullptr);
+  EXPECT_EQ(editor->at("time").as_string(), util::FormatRfc3339(clock_.WallNow()));
+}
+
+TEST_F(ApplyHandlerTest, ApplyCreatesThenNoOpKeepsResourceVersion) {
+  const std::string cm = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
+                             "data":{"a":"1"}})";
+  Reply created = Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci", cm);
+  ASSERT_EQ(created.code, 201) << created.body;
+  EXPECT_EQ(Fields(Entry(created.body, "ci", "Apply")), R"({"f:data":{"f:a":{}}})");
+  Reply again = Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci", cm);
+  ASSERT_EQ(again.code, 200) << again.body;
+  EXPECT_EQ(again.body.at("metadata").at("resourceVersion"),
+            created.body.at("metadata").at("resourceVersion"));
+}
+
+TEST_F(ApplyHandlerTest, FieldsDroppedFromTheConfigAreRemoved) {
+  ASSERT_EQ(Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci",
+                  R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
+                      "data":{"a":"1","b":"2"}})")
+                .code,
+            201);
+  Reply r = Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci",
+                  R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
+                      "data":{"a":"1"}})");
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(json::serialize(r.body.at("data")), R"({"a":"1"})");
+}
+
+TEST_F(ApplyHandlerTest, ConflictThenForce) {
+  const std::string url = std::string(kConfigMaps) + "/cm";
+  ASSERT_EQ(Apply(url + "?fieldManager=first",
+                  R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
+                      "data":{"a":"1"}})")
+                .code,
+            201);
+  const std::string second =
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"a":"2"}})";
+  Reply conflict = Apply(url + "?fieldManager=second&force=false", second);
+  ASSERT_EQ(conflict.code, 409) << conflict.body;
+  EXPECT_EQ(conflict.body.at("reason").as_string(), "Conflict");
+  EXPECT_EQ(conflict.body.at("message").as_string(),
+            R"(Apply failed with 1 conflict: conflict with "first": .data.a)");
+  EXPECT_EQ(
+      json::serialize(conflict.body.at("details")),
+      R"({"causes":[{"reason":"FieldManagerConflict","message":"conflict with \"first\"","field":".data.a"}]})");
+  EXPECT_EQ(Do("GET", url).body.at("data").at("a").as_string(), "1");
+
+  Reply forced = Apply(url + "?fieldManager=second&force=true", second);
+  ASSERT_EQ(forced.code, 200) << forced.body;
+  EXPECT_EQ(forced.body.at("data").at("a").as_string(), "2");
+  EXPECT_EQ(Entry(forced.body, "first"), nullptr) << forced.body;
+  EXPECT_EQ(Fields(Entry(forced.body, "second", "Apply")), R"({"f:data":{"f:a":{}}})");
+}
+
+TEST_F(ApplyHandlerTest, UpdateOwnerConflictNamesItsVersion) {
+  ASSERT_EQ(Do("POST", std::string(kDeployments) + "?fieldManager=kubectl-create",
+               R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
+                   "spec":{"selector":{"matchLabels":{"app":"web"}},
+                   "template":{"metadata":{"labels":{"app":"web"}},
+                   "spec":{"containers":[{"name":"nginx","image":"nginx"}]}}}})")
+                .code,
+            201);
+  Reply r = Apply(std::string(kDeployments) + "/web?fieldManager=ci",
+                  R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
+                      "spec":{"replicas":3}})");
+  ASSERT_EQ(r.code, 409) << r.body;
+  EXPECT_EQ(
+      r.body.at("message").as_string(),
+      R"(Apply failed with 1 conflict: conflict with "kubectl-create" using apps/v1: .spec.replicas)");
+}
+
+TEST_F(ApplyHandlerTest, ScaleIsRecordedUnderItsSubresource) {
+  ASSERT_EQ(Apply(std::string(kDeployments) + "/web?fieldManager=ci",
+                  R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
+                      "spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},
+                      "template":{"metadata":{"labels":{"app":"web"}},
+                      "spec":{"containers":[{"name":"nginx","image":"nginx"}]}}}})")
+                .code,
+            201);
+  Reply scaled = Do("PATCH", std::string(kDeployments) + "/web/scale", R"({"spec":{"replicas":4}})",
+                    "application/merge-patch+json");
+  ASSERT_EQ(scaled.code, 200) << scaled.body;
+  Reply r = Apply(std::string(kDeployments) + "/web?fieldManager=ci",
+                  R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
+                      "spec":{"replicas":1}})");
+  ASSERT_EQ(r.code, 409) << r.body;
+  EXPECT_EQ(
+      r.body.at("message").as_string(),
+      R"(Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas)");
+}
+
+TEST_F(ApplyHandlerTest, DryRunCreatesNothing) {
+  Reply r =
+      Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci&dryRun=All",
+            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"a":"1"}})");
+  ASSERT_EQ(r.code, 201) << r.body;
+  EXPECT_NE(Entry(r.body, "ci", "Apply"), nullptr);
+  EXPECT_EQ(Do("GET", std::string(kConfigMaps) + "/cm").code, 404);
+}
+
+struct BadApply {
+  const char* name;
+  const char* query;
+  const char* body;
+  int code;
+  const char* message;
+};
+
+class ApplyErrorTest : public ApplyHandlerTest, public ::testing::WithParamInterface<BadApply> {};
+
+TEST_P(ApplyErrorTest, AnswersAsUpstreamAndStoresNothing) {
+  const BadApply& c = GetParam();
+  Reply r = Apply(std::string(kConfigMaps) + "/cm" + c.query, c.body);
+  EXPECT_EQ(r.code, c.code) << r.body;
+  // The message starts with c.message (a YAML parser's detail follows "error decoding YAML: ").
+  EXPECT_EQ(std::string(r.body.at("message").as_string()).rfind(c.message, 0), 0u) << r.body;
+  EXPECT_EQ(Do("GET", std::string(kConfigMaps) + "/cm").code, 404);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ApplyErrorTest,
+    ::testing::Values(
+        BadApply{
+            "NoFieldManager", "", R"({"apiVersion":"v1","kind":"ConfigMap"})", 422,
+            R"(PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch)"},
+        BadApply{"WrongVersion", "?fieldManager=ci",
+                 R"({"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"cm"}})", 400,
+                 "Incorrect version specified in apply patch. Specified patch version: v2, "
+                 "expected: v1"},
+        BadApply{"UnknownField", "?fieldManager=ci",
+                 R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"foo":1})", 500,
+                 "failed to create typed patch object (/cm; /v1, Kind=ConfigMap): .foo: field "
+                 "not declared in schema"},
+        BadApply{"NameMismatch", "?fieldManager=ci",
+                 R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}})", 400,
+                 "the name of the object (other) does not match the name on the URL (cm)"},
+        BadApply{"NotYaml", "?fieldManager=ci", "a: [", 400, "error decoding YAML: "}),
+    [](const ::testing::TestParamInfo<BadApply>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace converge::apiserver
