@@ -44,6 +44,18 @@ ApiError TypedPatchError(const api::Object& applied, const std::string& detail) 
   return e;
 }
 
+// The body is YAML, but kubectl sends JSON (a subset of YAML 1.2 that means the same): parse
+// that directly, which is several times faster than the YAML parser.
+util::StatusOr<json::value> DecodeApplyBody(std::string_view body) {
+  const size_t first = body.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && body[first] == '{') {
+    boost::system::error_code ec;
+    json::value v = json::parse(body, ec);
+    if (!ec) return v;
+  }
+  return api::YamlToJson(body);
+}
+
 }  // namespace
 
 Response APIServer::HandleApply(RequestContext& ctx) {
@@ -62,9 +74,10 @@ Response APIServer::HandleApply(RequestContext& ctx) {
   auto validation = QueryFieldValidation(ctx.req);
   if (!validation.ok()) return ErrorResponse(validation.error());
 
-  auto body = api::YamlToJson(ctx.req.body);
-  if (!body.ok())
+  auto body = DecodeApplyBody(ctx.req.body);
+  if (!body.ok()) {
     return ErrorResponse(BadRequest("error decoding YAML: " + body.status().message()));
+  }
   if (body->is_null()) *body = json::object();
   if (!body->is_object()) {
     return ErrorResponse(BadRequest("error decoding YAML: json: cannot unmarshal " +
