@@ -38,6 +38,12 @@ void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* o) {
          [o](int seconds) { o->compaction_interval = std::chrono::seconds(seconds); },
          "Seconds between store compactions (0: never)")
       ->default_str("300");
+  sub->add_flag("--insecure-http", o->insecure_http,
+                "Serve plain HTTP without authentication of clients (loopback only)");
+  sub->add_option("--token-auth-file", o->token_auth_file,
+                  "Static bearer tokens: token,user,uid[,\"group1,group2\"] per line");
+  sub->add_option("--advertise-address", o->advertise_names,
+                  "Extra host names or IPs clients use (added to the serving certificate)");
   sub->add_flag("!--no-fsync", o->fsync,
                 "Acknowledge writes before they reach the disk (benchmarks only)");
 }

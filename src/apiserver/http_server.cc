@@ -69,6 +69,43 @@ Response ErrorResponse(const ApiError& e) {
   return r;
 }
 
+// What the TLS handshake established about the client.
+struct PeerIdentity {
+  bool has_cert = false;
+  std::string cn;
+  std::vector<std::string> orgs;
+  std::string error;
+};
+
+// Reads the client certificate of a finished handshake. Certificates are requested but not
+// enforced at the TLS layer (as upstream: RequestClientCert), so that an unknown CA becomes a
+// 401 from authentication rather than a handshake failure.
+PeerIdentity IdentityOf(SSL* ssl) {
+  PeerIdentity id;
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (!cert) return id;
+  id.has_cert = true;
+  long verify = SSL_get_verify_result(ssl);
+  if (verify != X509_V_OK) {
+    id.error = std::string("x509: ") + X509_verify_cert_error_string(verify);
+  } else {
+    X509_NAME* name = X509_get_subject_name(cert);
+    for (int i = 0; i < X509_NAME_entry_count(name); ++i) {
+      X509_NAME_ENTRY* e = X509_NAME_get_entry(name, i);
+      int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(e));
+      unsigned char* utf8 = nullptr;
+      int len = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(e));
+      if (len < 0) continue;
+      std::string value(reinterpret_cast<char*>(utf8), static_cast<size_t>(len));
+      OPENSSL_free(utf8);
+      if (nid == NID_commonName) id.cn = value;
+      if (nid == NID_organizationName) id.orgs.push_back(value);
+    }
+  }
+  X509_free(cert);
+  return id;
+}
+
 // Shared between a streaming response's writer and the callbacks that wake it.
 struct StreamState {
   explicit StreamState(asio::any_io_executor ex) : timer(ex) {}
@@ -93,7 +130,7 @@ struct HttpServer::Impl {
 
   asio::awaitable<void> Accept();
   template <typename Stream>
-  asio::awaitable<void> Session(Stream stream, std::string remote);
+  asio::awaitable<void> Session(Stream stream, std::string remote, PeerIdentity peer);
   template <typename Stream>
   asio::awaitable<bool> WriteStream(Stream& stream, Response& resp, unsigned version);
 };
@@ -201,7 +238,8 @@ asio::awaitable<void> DrainBeforeClose(Stream& stream) {
 }
 
 template <typename Stream>
-asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remote) {
+asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remote,
+                                                PeerIdentity peer) {
   beast::flat_buffer buffer;
   beast::error_code ec;
   while (!stopped) {
@@ -223,6 +261,10 @@ asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remot
     const unsigned version = in.version();
     const bool keep_alive = in.keep_alive();
     Request req = ToRequest(in, remote);
+    req.has_client_cert = peer.has_cert;
+    req.client_cert_cn = peer.cn;
+    req.client_cert_orgs = peer.orgs;
+    req.client_cert_error = peer.error;
     // Run the handler on the worker pool: it may block on a store commit.
     Response resp = co_await asio::co_spawn(
         workers, [this, &req]() -> asio::awaitable<Response> { co_return options.handler(req); },
@@ -261,11 +303,13 @@ asio::awaitable<void> HttpServer::Impl::Accept() {
             co_await stream.async_handshake(ssl::stream_base::server,
                                             asio::redirect_error(use_awaitable, hec));
             if (hec) co_return;
-            co_await Session(std::move(stream), remote);
+            PeerIdentity peer = IdentityOf(stream.native_handle());
+            co_await Session(std::move(stream), remote, std::move(peer));
           },
           asio::detached);
     } else {
-      asio::co_spawn(ex, Session(beast::tcp_stream(std::move(socket)), remote), asio::detached);
+      asio::co_spawn(ex, Session(beast::tcp_stream(std::move(socket)), remote, PeerIdentity{}),
+                     asio::detached);
     }
   }
 }
@@ -310,7 +354,10 @@ util::Status HttpServer::Start() {
     if (!impl_->options.client_ca_file.empty()) {
       impl_->tls->load_verify_file(impl_->options.client_ca_file, ec);
       if (ec) return util::InvalidArgument("loading client CA: " + ec.message());
+      // Ask for a certificate, verify it, but let the handshake succeed either way:
+      // authentication turns a bad certificate into 401 (see IdentityOf).
       impl_->tls->set_verify_mode(ssl::verify_peer);
+      impl_->tls->set_verify_callback([](bool, ssl::verify_context&) { return true; });
     }
   }
 

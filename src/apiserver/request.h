@@ -36,10 +36,16 @@ struct Request {
   // Filled by the transport when it authenticated the peer at the TLS layer (client certificate)
   // and by the authentication filter otherwise.
   UserInfo user;
-  // The verified client certificate's subject, when the transport has one.
+  // The client certificate the transport saw: its subject when it chains to the cluster CA, or
+  // client_cert_error when it does not (then authentication fails with 401).
+  bool has_client_cert = false;
   std::string client_cert_cn;
   std::vector<std::string> client_cert_orgs;
+  std::string client_cert_error;
   bool in_process = false;
+  // The transport already established `user` (the in-process transport, the explicit
+  // --insecure-http listener on loopback): authentication keeps it.
+  bool preauthenticated = false;
 
   // First value of a query parameter; `present` tells an empty value from an absent one.
   std::string_view Query(std::string_view key, bool* present = nullptr) const;

@@ -13,7 +13,8 @@ namespace converge::apiserver {
 
 namespace json = boost::json;
 
-APIServer::APIServer(APIServerOptions options) : options_(std::move(options)) {}
+APIServer::APIServer(APIServerOptions options)
+    : options_(std::move(options)), authenticator_(options_.authentication) {}
 
 APIServer::~APIServer() {
   Stop();
@@ -149,7 +150,12 @@ Response APIServer::Handle(Request& req) {
   util::Gauge& inflight = mutating ? m.inflight_mutating : m.inflight_readonly;
   inflight.Inc();
   Response resp;
-  if (!ri.is_resource_request) {
+  if (auto user = authenticator_.Authenticate(req); !user.ok()) {
+    resp = ErrorResponse(user.error());
+  } else if (req.user = std::move(*user); !req.user.authenticated && !IsPublicPath(req.path)) {
+    // Anonymous users reach health, version and discovery only.
+    resp = ErrorResponse(Unauthorized("Unauthorized"));
+  } else if (!ri.is_resource_request) {
     resp = HandleNonResource(req, ri);
   } else {
     resp = HandleResource(req, ri);

@@ -21,6 +21,7 @@
 #include "api/resource.h"
 #include "apiserver/admission.h"
 #include "apiserver/admission_namespace_lifecycle.h"
+#include "apiserver/authn.h"
 #include "apiserver/discovery.h"
 #include "apiserver/errors.h"
 #include "apiserver/handler_util.h"
@@ -45,6 +46,8 @@ struct APIServerOptions {
   // The store is compacted every interval to the revision seen one interval earlier (upstream's
   // --etcd-compaction-interval, 5 minutes). Zero disables compaction.
   std::chrono::milliseconds compaction_interval{std::chrono::minutes(5)};
+  // How requests from outside the process are authenticated.
+  AuthenticatorOptions authentication;
   // Longest watch when the client gives no timeoutSeconds (upstream: 30-60 min, randomized).
   std::chrono::seconds max_watch_timeout{1800};
 };
@@ -107,6 +110,7 @@ class APIServer {
   api::ResourceRegistry registry_;
   AdmissionChain admission_;
   std::unique_ptr<Cacher> cacher_;
+  Authenticator authenticator_;
   std::unique_ptr<DiscoveryService> discovery_;
   std::unique_ptr<OpenApiService> openapi_;
 

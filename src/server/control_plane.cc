@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "apiserver/kubeconfig.h"
 #include "server/inprocess_transport.h"
@@ -29,7 +31,32 @@ util::Status ControlPlane::Start() {
   if (!kv.ok()) return kv.status().WithContext("opening the store in " + so.dir);
   kv_ = std::move(*kv);
 
+  std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
+  if (options_.insecure_http && host != "127.0.0.1" && host != "localhost" && host != "[::1]" &&
+      host != "::1") {
+    return util::InvalidArgument("--insecure-http serves only on a loopback address, not " + host);
+  }
   apiserver::APIServerOptions ao;
+  if (!options_.token_auth_file.empty()) {
+    std::ifstream in(options_.token_auth_file);
+    if (!in) return util::InvalidArgument("cannot read " + options_.token_auth_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    auto tokens = apiserver::ParseTokenFile(ss.str());
+    if (!tokens.ok()) return tokens.status();
+    ao.authentication.static_tokens = std::move(*tokens);
+  }
+  if (!options_.insecure_http) {
+    apiserver::PkiOptions po;
+    po.dir = (fs::path(options_.data_dir) / "pki").string();
+    po.extra_sans = options_.advertise_names;
+    if (!host.empty() && host != "0.0.0.0" && host != "::" && host != "[::]") {
+      po.extra_sans.push_back(host);
+    }
+    auto pki = apiserver::LoadOrCreatePki(po);
+    if (!pki.ok()) return pki.status().WithContext("setting up the PKI");
+    pki_ = std::move(*pki);
+  }
   ao.kv = kv_.get();
   ao.advertise_address = options_.listen;
   ao.cacher.cache.history_capacity = options_.watch_cache_size;
@@ -42,14 +69,32 @@ util::Status ControlPlane::Start() {
   ho.worker_threads = options_.workers;
   ho.io_threads = options_.io_threads;
   ho.handler = [api = api_.get()](apiserver::Request& req) { return api->Handle(req); };
+  if (options_.insecure_http) {
+    // Upstream's old insecure port: whoever reaches the loopback listener is an administrator.
+    ho.handler = [api = api_.get()](apiserver::Request& req) {
+      req.user = {"system:admin", "", {"system:masters", "system:authenticated"}, true};
+      req.preauthenticated = true;
+      return api->Handle(req);
+    };
+  } else {
+    ho.cert_file = pki_.serving_cert_file();
+    ho.key_file = pki_.serving_key_file();
+    ho.client_ca_file = pki_.ca_file();
+  }
   http_ = std::make_unique<apiserver::HttpServer>(ho);
   CONVERGE_RETURN_IF_ERROR(http_->Start());
 
-  std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
-  url_ = "http://" + host + ":" + std::to_string(http_->port());
+  std::string url_host = host.empty() || host == "0.0.0.0" ? "127.0.0.1" : host;
+  url_ = (options_.insecure_http ? "http://" : "https://") + url_host + ":" +
+         std::to_string(http_->port());
+  kubeconfig_path_ = (fs::path(options_.data_dir) / "kubeconfig").string();
   apiserver::KubeconfigOptions kc;
   kc.server = url_;
-  kubeconfig_path_ = (fs::path(options_.data_dir) / "kubeconfig").string();
+  if (!options_.insecure_http) {
+    kc.ca_pem = pki_.ca.cert_pem;
+    kc.client_cert_pem = pki_.admin.cert_pem;
+    kc.client_key_pem = pki_.admin.key_pem;
+  }
   CONVERGE_RETURN_IF_ERROR(apiserver::WriteKubeconfig(kubeconfig_path_, kc));
   spdlog::info("apiserver: serving on {} (kubeconfig: {})", url_, kubeconfig_path_);
   return util::Status();
@@ -63,6 +108,21 @@ void ControlPlane::Stop() {
   http_.reset();
   api_.reset();
   kv_.reset();
+}
+
+util::Status ControlPlane::WriteUserKubeconfig(const std::string& path, const std::string& user,
+                                               const std::vector<std::string>& groups) const {
+  apiserver::KubeconfigOptions kc;
+  kc.server = url_;
+  kc.user_name = user;
+  if (!options_.insecure_http) {
+    auto cert = pki_.ClientCertificate(user, groups);
+    if (!cert.ok()) return cert.status();
+    kc.ca_pem = pki_.ca.cert_pem;
+    kc.client_cert_pem = cert->cert_pem;
+    kc.client_key_pem = cert->key_pem;
+  }
+  return apiserver::WriteKubeconfig(path, kc);
 }
 
 std::unique_ptr<client::RestClient> ControlPlane::InProcessClient(

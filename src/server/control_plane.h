@@ -13,6 +13,7 @@
 #include <string>
 
 #include "apiserver/http_server.h"
+#include "apiserver/pki.h"
 #include "apiserver/server.h"
 #include "client/rest_client.h"
 #include "store/kv.h"
@@ -27,6 +28,12 @@ struct ControlPlaneOptions {
   int io_threads = 2;
   size_t watch_cache_size = 10000;
   std::chrono::seconds compaction_interval{300};
+  // Plain HTTP instead of TLS (loopback addresses only): for debugging with curl.
+  bool insecure_http = false;
+  // Upstream's --token-auth-file: token,user,uid[,"groups"] per line.
+  std::string token_auth_file;
+  // Extra names or addresses clients use to reach the server (serving certificate SANs).
+  std::vector<std::string> advertise_names;
 };
 
 class ControlPlane {
@@ -40,6 +47,12 @@ class ControlPlane {
   apiserver::APIServer& api() { return *api_; }
   store::KV& kv() { return *kv_; }
   const std::string& kubeconfig_path() const { return kubeconfig_path_; }
+  // The cluster PKI (empty when serving plain HTTP).
+  const apiserver::Pki& pki() const { return pki_; }
+  // Writes a kubeconfig for `user` in `groups` with a fresh client certificate (component
+  // kubeconfigs for split deployments, extra users for tests).
+  util::Status WriteUserKubeconfig(const std::string& path, const std::string& user,
+                                   const std::vector<std::string>& groups) const;
   // "http(s)://host:port" as clients reach it.
   const std::string& url() const { return url_; }
   // A client that enters the API server's handler chain without a socket, acting as `user`.
@@ -51,6 +64,7 @@ class ControlPlane {
   std::unique_ptr<store::KV> kv_;
   std::unique_ptr<apiserver::APIServer> api_;
   std::unique_ptr<apiserver::HttpServer> http_;
+  apiserver::Pki pki_;
   std::string kubeconfig_path_;
   std::string url_;
 };

@@ -1,0 +1,149 @@
+// Secure by default: a `converge apiserver` started with no security flags serves TLS with its own
+// CA, authenticates clients by certificate or token, lets anonymous users reach only health,
+// version and discovery, and refuses plain HTTP anywhere but loopback.
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <fstream>
+#include <thread>
+
+#include "apiserver/pki.h"
+#include "testing/server.h"
+
+namespace converge {
+namespace {
+
+using testing::HttpResponse;
+using testing::Kubeconfig;
+using testing::ServerProcess;
+using testing::TestClient;
+
+std::string Reason(const HttpResponse& r) {
+  auto v = boost::json::parse(r.body);
+  return std::string(v.at("reason").as_string());
+}
+
+class SecurityTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    token_dir_ = new testing::TempDir();
+    std::ofstream(token_dir_->path() + "/tokens.csv") << "t0ps3cret,alice,1001,\"dev,ops\"\n";
+    server_ = new ServerProcess();
+    ASSERT_TRUE(
+        server_->Start({.extra_args = {"--token-auth-file", token_dir_->path() + "/tokens.csv"}}));
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+    delete token_dir_;
+    token_dir_ = nullptr;
+  }
+  // The server's address and CA, with no credentials.
+  static Kubeconfig Anonymous() {
+    Kubeconfig k = server_->kubeconfig();
+    k.client_cert_pem.clear();
+    k.client_key_pem.clear();
+    k.token.clear();
+    return k;
+  }
+
+  static testing::TempDir* token_dir_;
+  static ServerProcess* server_;
+};
+testing::TempDir* SecurityTest::token_dir_ = nullptr;
+ServerProcess* SecurityTest::server_ = nullptr;
+
+TEST_F(SecurityTest, KubeconfigIsTlsWithEmbeddedCaAndAdminCertificate) {
+  const Kubeconfig& k = server_->kubeconfig();
+  EXPECT_TRUE(k.server.starts_with("https://127.0.0.1:")) << k.server;
+  EXPECT_NE(k.ca_pem.find("BEGIN CERTIFICATE"), std::string::npos);
+  EXPECT_NE(k.client_cert_pem.find("BEGIN CERTIFICATE"), std::string::npos);
+  EXPECT_FALSE(k.insecure_skip_tls_verify);
+  auto admin = server_->Client();
+  EXPECT_EQ(admin->Get("/api/v1/namespaces/default/configmaps").status, 200);
+}
+
+TEST_F(SecurityTest, AnonymousReachesOnlyHealthVersionAndDiscovery) {
+  TestClient anon(Anonymous());
+  for (const char* path :
+       {"/healthz", "/livez", "/readyz", "/version", "/api", "/api/v1", "/apis", "/apis/apps/v1"}) {
+    HttpResponse r = anon.Get(path);
+    EXPECT_EQ(r.status, 200) << path << ": " << r.body << r.error;
+  }
+  for (const char* path : {"/api/v1/namespaces/default/pods", "/api/v1/secrets",
+                           "/apis/apps/v1/deployments", "/metrics", "/openapi/v3"}) {
+    HttpResponse r = anon.Get(path);
+    EXPECT_EQ(r.status, 401) << path;
+    if (r.status == 401 && path[1] == 'a') EXPECT_EQ(Reason(r), "Unauthorized") << path;
+  }
+  HttpResponse create =
+      anon.Post("/api/v1/namespaces/default/configmaps", R"({"metadata":{"name":"from-anon"}})");
+  EXPECT_EQ(create.status, 401);
+  auto admin = server_->Client();
+  EXPECT_EQ(admin->Get("/api/v1/namespaces/default/configmaps/from-anon").status, 404);
+}
+
+TEST_F(SecurityTest, StaticTokensAuthenticateAndBadTokensAreRejected) {
+  Kubeconfig good = Anonymous();
+  good.token = "t0ps3cret";
+  EXPECT_EQ(TestClient(good).Get("/api/v1/namespaces/default/configmaps").status, 200);
+  Kubeconfig bad = Anonymous();
+  bad.token = "wrong";
+  HttpResponse r = TestClient(bad).Get("/version");
+  EXPECT_EQ(r.status, 401) << "a presented, invalid credential is never anonymous";
+}
+
+TEST_F(SecurityTest, CertificatesFromAnotherCaAreRejected) {
+  auto ca = apiserver::CreateCa("not-the-cluster-ca");
+  ASSERT_TRUE(ca.ok());
+  auto cert = apiserver::IssueCertificate(
+      *ca, {.common_name = "kubernetes-admin", .organizations = {"system:masters"}});
+  ASSERT_TRUE(cert.ok());
+  Kubeconfig forged = Anonymous();
+  forged.client_cert_pem = cert->cert_pem;
+  forged.client_key_pem = cert->key_pem;
+  HttpResponse r = TestClient(forged).Get("/api/v1/namespaces/default/configmaps");
+  EXPECT_EQ(r.status, 401) << r.body << r.error;
+}
+
+TEST_F(SecurityTest, ClientsMustVerifyTheServer) {
+  Kubeconfig wrong_ca = server_->kubeconfig();
+  auto other = apiserver::CreateCa("another-ca");
+  ASSERT_TRUE(other.ok());
+  wrong_ca.ca_pem = other->cert_pem;
+  HttpResponse r = TestClient(wrong_ca).Get("/version");
+  EXPECT_EQ(r.status, 0) << "the TLS handshake must fail against an unknown CA";
+  EXPECT_FALSE(r.error.empty());
+}
+
+TEST(SecurityStartupTest, CaSurvivesRestartsAndOldKubeconfigsKeepWorking) {
+  ServerProcess server;
+  ASSERT_TRUE(server.Start());
+  Kubeconfig before = server.kubeconfig();
+  ASSERT_TRUE(server.Restart());
+  EXPECT_EQ(server.kubeconfig().ca_pem, before.ca_pem);
+  before.server = server.kubeconfig().server;  // the port is ephemeral
+  EXPECT_EQ(TestClient(before).Get("/api/v1/namespaces").status, 200);
+}
+
+TEST(SecurityStartupTest, PlainHttpOnlyOnLoopback) {
+  testing::TempDir dir;
+  testing::Process p;
+  ASSERT_TRUE(p.Start({CONVERGE_BINARY, "apiserver", "--data-dir", dir.path(), "--listen",
+                       "0.0.0.0:0", "--insecure-http"},
+                      dir.path() + "/log"));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (p.Running() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_FALSE(p.Running()) << "plain HTTP on 0.0.0.0 must be refused";
+  EXPECT_NE(testing::ReadFile(dir.path() + "/log").find("loopback"), std::string::npos);
+
+  ServerProcess loopback;
+  ASSERT_TRUE(loopback.Start({.extra_args = {"--insecure-http"}}));
+  EXPECT_TRUE(loopback.kubeconfig().server.starts_with("http://127.0.0.1:"));
+  EXPECT_EQ(loopback.Client()->Get("/api/v1/namespaces").status, 200);
+}
+
+}  // namespace
+}  // namespace converge
