@@ -78,8 +78,14 @@ util::StatusOr<std::map<std::string, UserInfo, std::less<>>> ParseTokenFile(std:
     UserInfo u;
     u.name = f[1];
     u.uid = f[2];
+    // The fourth column is one quoted, comma-separated list of groups.
     for (size_t i = 3; i < f.size(); ++i) {
-      if (!f[i].empty()) u.groups.push_back(f[i]);
+      std::istringstream groups(f[i]);
+      std::string g;
+      while (std::getline(groups, g, ',')) {
+        g = Trim(g);
+        if (!g.empty()) u.groups.push_back(g);
+      }
     }
     out[f[0]] = WithAuthenticated(std::move(u));
   }

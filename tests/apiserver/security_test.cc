@@ -74,7 +74,9 @@ TEST_F(SecurityTest, AnonymousReachesOnlyHealthVersionAndDiscovery) {
                            "/apis/apps/v1/deployments", "/metrics", "/openapi/v3"}) {
     HttpResponse r = anon.Get(path);
     EXPECT_EQ(r.status, 401) << path;
-    if (r.status == 401 && path[1] == 'a') EXPECT_EQ(Reason(r), "Unauthorized") << path;
+    if (r.status == 401 && path[1] == 'a') {
+      EXPECT_EQ(Reason(r), "Unauthorized") << path;
+    }
   }
   HttpResponse create =
       anon.Post("/api/v1/namespaces/default/configmaps", R"({"metadata":{"name":"from-anon"}})");
