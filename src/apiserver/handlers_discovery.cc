@@ -1,4 +1,4 @@
-// Discovery (/api, /apis, ...), OpenAPI (/openapi/v3...) and resources without storage.
+// Discovery (/api, /apis, ...) and OpenAPI (/openapi/v3...).
 #include "api/schema_registry.h"
 #include "apiserver/discovery.h"
 #include "apiserver/handler_util.h"
@@ -68,15 +68,6 @@ std::optional<Response> APIServer::HandleDiscovery(Request& req, const RequestIn
     return DocumentResponse(req, d->body, d->content_type, d->etag);
   }
   return std::nullopt;
-}
-
-Response APIServer::HandleVirtual(Request& req, const RequestInfo& ri,
-                                  const api::ResourceInfo& info) {
-  (void)req;
-  (void)ri;
-  (void)info;
-  // TODO(#11): access reviews and token reviews.
-  return ErrorResponse(NotFoundPath());
 }
 
 }  // namespace converge::apiserver

@@ -180,6 +180,8 @@ const std::set<std::string> kDefaultConvertor = {
     "selfsubjectreviews.authentication.k8s.io",
     "subjectaccessreviews.authorization.k8s.io",
     "selfsubjectaccessreviews.authorization.k8s.io",
+    "localsubjectaccessreviews.authorization.k8s.io",
+    "selfsubjectrulesreviews.authorization.k8s.io",
 };
 
 TEST(Printers, EveryBuiltinResourceHasUpstreamsPrinter) {

@@ -4,8 +4,12 @@
 
 #include "api/builtin_resources.h"
 #include "api/schema_registry.h"
+#include "apiserver/admission_node_restriction.h"
 #include "apiserver/admission_service_ip.h"
+#include "apiserver/bootstrap_policy.h"
 #include "apiserver/metrics.h"
+#include "apiserver/node_authorizer.h"
+#include "apiserver/rbac_escalation.h"
 #include "apiserver/strategy.h"
 #include "util/time_format.h"
 
@@ -100,8 +104,10 @@ util::Status APIServer::Start() {
     return used;
   }));
   for (const auto& info : registry_.Snapshot()->resources) InstallResource(info);
+  if (options_.authorization) InstallAuthorization();
   CONVERGE_RETURN_IF_ERROR(cacher_->Start());
   CONVERGE_RETURN_IF_ERROR(BootstrapNamespaces());
+  if (options_.authorization) CONVERGE_RETURN_IF_ERROR(ReconcileBootstrapPolicy(*this));
   if (options_.compaction_interval.count() > 0) {
     compactor_ = std::jthread([this](std::stop_token st) { RunCompaction(st); });
   }
@@ -141,6 +147,62 @@ void APIServer::RunCompaction(std::stop_token stop) {
   }
 }
 
+void APIServer::InstallAuthorization() {
+  const std::string g = "rbac.authorization.k8s.io";
+  auto cache = [&](const char* resource) {
+    ResourceStorage* s = Storage({g, "v1", resource});
+    return s ? s->cache() : nullptr;
+  };
+  rbac_policy_ = std::make_unique<RbacPolicySource>(RbacPolicySource::Caches{
+      .cluster_roles = cache("clusterroles"),
+      .roles = cache("roles"),
+      .cluster_role_bindings = cache("clusterrolebindings"),
+      .role_bindings = cache("rolebindings"),
+  });
+  auto policy = [source = rbac_policy_.get()] { return source->Current(); };
+  auto chain = std::make_shared<AuthorizerChain>();
+  chain->Add(std::make_shared<PrivilegedGroupAuthorizer>());
+  chain->Add(std::make_shared<AlwaysAllowPathsAuthorizer>());
+  chain->Add(std::make_shared<NodeAuthorizer>(NodeAuthorizerOptions{
+      .pod_node = [this](std::string_view ns, std::string_view name) { return PodNode(ns, name); },
+      .node_rules = NodeRules(),
+  }));
+  // A denied request waits (briefly) for the caches to catch up with every committed write and is
+  // evaluated once more, so a binding created just before is honoured.
+  chain->Add(std::make_shared<RbacAuthorizer>(
+      policy, [this] { cacher_->WaitFresh(std::chrono::seconds(1)); }));
+  authorizer_ = chain;
+  admission_.Add(std::make_shared<NodeRestriction>());
+  admission_.Add(std::make_shared<RbacEscalationAdmission>(authorizer_, policy));
+}
+
+std::optional<std::string> APIServer::PodNode(std::string_view ns, std::string_view name) {
+  ResourceStorage* pods = Storage({"", "v1", "pods"});
+  if (!pods) return std::nullopt;
+  std::string key = StorageKey(pods->info(), ns, name);
+  auto node_of = [](const CachedObject& pod) {
+    auto parsed = pod.Parse();
+    return parsed.ok() ? std::string(api::FindString(parsed->doc(), {"spec", "nodeName"}))
+                       : std::string();
+  };
+  if (CachedObjectPtr cached = pods->cache()->Get(key)) {
+    std::string node = node_of(*cached);
+    if (!node.empty()) return node;  // a pod is bound once; only "" may be stale
+  }
+  // The cache may lag a pod created or bound a moment ago: ask the store.
+  auto fresh = pods->Get(std::string(ns), std::string(name), "");
+  if (!fresh.ok()) return std::nullopt;
+  return node_of(**fresh);
+}
+
+bool APIServer::Authorize(const AuthzAttributes& attrs, Response* denied) {
+  if (!authorizer_) return true;
+  AuthzResult r = authorizer_->Authorize(attrs);
+  if (r.allowed()) return true;
+  *denied = ErrorResponse(ForbiddenFor(attrs, r.reason));
+  return false;
+}
+
 Response APIServer::Handle(Request& req) {
   const auto start = std::chrono::steady_clock::now();
   RequestInfo ri = ParseRequestInfo(req);
@@ -155,6 +217,10 @@ Response APIServer::Handle(Request& req) {
   } else if (req.user = std::move(*user); !req.user.authenticated && !IsPublicPath(req.path)) {
     // Anonymous users reach health, version and discovery only.
     resp = ErrorResponse(Unauthorized("Unauthorized"));
+  } else if (auto denied = Impersonate(req)) {
+    resp = ErrorResponse(*denied);
+  } else if (AuthzAttributes attrs = AttributesFor(ri, req, req.user); !Authorize(attrs, &resp)) {
+    // resp holds the 403
   } else if (!ri.is_resource_request) {
     resp = HandleNonResource(req, ri);
   } else {

@@ -22,10 +22,12 @@
 #include "apiserver/admission.h"
 #include "apiserver/admission_namespace_lifecycle.h"
 #include "apiserver/authn.h"
+#include "apiserver/authz.h"
 #include "apiserver/discovery.h"
 #include "apiserver/errors.h"
 #include "apiserver/handler_util.h"
 #include "apiserver/openapi.h"
+#include "apiserver/rbac_authorizer.h"
 #include "apiserver/request.h"
 #include "apiserver/request_info.h"
 #include "apiserver/storage.h"
@@ -48,6 +50,10 @@ struct APIServerOptions {
   std::chrono::milliseconds compaction_interval{std::chrono::minutes(5)};
   // How requests from outside the process are authenticated.
   AuthenticatorOptions authentication;
+  // Authorization: system:masters, always-allowed paths, the node authorizer, then RBAC (with
+  // upstream's bootstrap policy reconciled at start). false = every authenticated request is
+  // allowed (upstream's AlwaysAllow), for tests of other layers.
+  bool authorization = true;
   // Longest watch when the client gives no timeoutSeconds (upstream: 30-60 min, randomized).
   std::chrono::seconds max_watch_timeout{1800};
 };
@@ -70,6 +76,8 @@ class APIServer {
   using LogProvider = std::function<Response(const Request& req, const CachedObject& pod)>;
   void SetLogProvider(LogProvider provider) { log_provider_ = std::move(provider); }
   AdmissionChain& admission() { return admission_; }
+  // The authorizer chain (null when authorization is off). Set by Start.
+  const Authorizer* authorizer() const { return authorizer_.get(); }
   // The storage of a resource (null when unknown). For in-process bootstrap code and tests.
   ResourceStorage* Storage(const api::GroupVersionResource& gvr) const;
 
@@ -87,8 +95,16 @@ class APIServer {
   Response HandleResource(Request& req, const RequestInfo& ri);
   // Discovery (/api, /apis, ...) and OpenAPI; nullopt when the path is neither.
   std::optional<Response> HandleDiscovery(Request& req, const RequestInfo& ri);
-  // Resources without storage (access reviews, token reviews).
+  // Resources without storage (access reviews, token reviews; handlers_authz.cc).
   Response HandleVirtual(Request& req, const RequestInfo& ri, const api::ResourceInfo& info);
+  // Builds the authorizer chain and the RBAC admission plugins (before the caches start).
+  void InstallAuthorization();
+  // Applies Impersonate-* headers: checks the `impersonate` verb and replaces req.user.
+  std::optional<ApiError> Impersonate(Request& req);
+  // Asks the authorizer chain; on a denial fills *denied with the 403 and returns false.
+  bool Authorize(const AuthzAttributes& attrs, Response* denied);
+  // The spec.nodeName of a pod (node authorizer); nullopt when there is no such pod.
+  std::optional<std::string> PodNode(std::string_view ns, std::string_view name);
 
   // Resource verbs (handlers_read.cc, handlers_write.cc, handlers_patch.cc).
   Response HandleGet(RequestContext& ctx);
@@ -113,6 +129,8 @@ class APIServer {
   Authenticator authenticator_;
   std::unique_ptr<DiscoveryService> discovery_;
   std::unique_ptr<OpenApiService> openapi_;
+  std::unique_ptr<RbacPolicySource> rbac_policy_;  // set by Start
+  std::shared_ptr<const Authorizer> authorizer_;   // set by Start; null = allow all
 
   mutable std::shared_mutex resources_mu_;
   std::map<api::GroupVersionResource, ResourceEntry> resources_;  // guarded by resources_mu_

@@ -16,7 +16,9 @@ util::Status AllInOne::Start() {
   cp_ = std::make_unique<ControlPlane>(options_.control_plane);
   CONVERGE_RETURN_IF_ERROR(cp_->Start());
 
-  clients_.push_back(cp_->InProcessClient("system:kube-controller-manager", {}));
+  // TODO(#11): drop system:masters once the controllers run under least-privilege identities
+  // (upstream's role for this user alone does not let controllers create pods).
+  clients_.push_back(cp_->InProcessClient("system:kube-controller-manager", {"system:masters"}));
   client::RestClient* cm_client = clients_.back().get();
   components_.emplace_back([this, cm_client] {
     controllers::ControllerManagerOptions o;

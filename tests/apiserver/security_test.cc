@@ -88,7 +88,15 @@ TEST_F(SecurityTest, AnonymousReachesOnlyHealthVersionAndDiscovery) {
 TEST_F(SecurityTest, StaticTokensAuthenticateAndBadTokensAreRejected) {
   Kubeconfig good = Anonymous();
   good.token = "t0ps3cret";
-  EXPECT_EQ(TestClient(good).Get("/api/v1/namespaces/default/configmaps").status, 200);
+  // Authenticated as alice (who is authorized for nothing beyond the defaults).
+  HttpResponse who = TestClient(good).Post("/apis/authentication.k8s.io/v1/selfsubjectreviews",
+                                           R"({"apiVersion":"authentication.k8s.io/v1",)"
+                                           R"("kind":"SelfSubjectReview"})");
+  ASSERT_EQ(who.status, 201) << who.body;
+  auto info = boost::json::parse(who.body).at_pointer("/status/userInfo");
+  EXPECT_EQ(info.at("username").as_string(), "alice");
+  EXPECT_EQ(boost::json::serialize(info.at("groups")), R"(["dev","ops","system:authenticated"])");
+  EXPECT_EQ(TestClient(good).Get("/api/v1/namespaces/default/configmaps").status, 403);
   Kubeconfig bad = Anonymous();
   bad.token = "wrong";
   HttpResponse r = TestClient(bad).Get("/version");
