@@ -108,6 +108,12 @@ util::Status Reconcile(ResourceStorage* storage, const api::Object& want) {
   }();
   std::string ns(want.namespace_());
   std::string name(want.name());
+  auto created = storage->Create(ns, want, ctx);
+  if (created.ok()) return util::Status();
+  if (created.error().reason != "AlreadyExists") {
+    return util::Internal("creating " + storage->info().kind + " " + name + ": " +
+                          created.error().message);
+  }
   auto r = storage->Update(
       ns, name,
       [&](const api::Object* current) -> ApiOr<api::Object> {
@@ -132,7 +138,7 @@ util::Status Reconcile(ResourceStorage* storage, const api::Object& want) {
         }
         return next;
       },
-      ctx, /*allow_create=*/true);
+      ctx);
   if (!r.ok()) {
     return util::Internal("reconciling " + storage->info().kind + " " + name + ": " +
                           r.error().message);

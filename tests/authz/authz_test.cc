@@ -94,7 +94,7 @@ TEST_F(AuthzTest, NamespacedRoleAllowsExactlyItsRules) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
 
   r = alice->Run({"get", "pods", "-n", "team-b"});
-  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("pods is forbidden: User \"alice\" cannot list resource \"pods\" in API "
                        "group \"\" in the namespace \"team-b\""),
             std::string::npos)
