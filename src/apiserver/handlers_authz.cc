@@ -86,6 +86,9 @@ Response APIServer::HandleVirtual(Request& req, const RequestInfo& ri,
     return ErrorResponse(
         MethodNotAllowed("the server does not allow this method on the requested resource"));
   }
+  if (info.gvr.group == "authentication.k8s.io" && info.gvr.resource == "tokenreviews") {
+    return HandleTokenReview(req);  // handlers_token.cc
+  }
   const std::string& resource = info.gvr.resource;
   const std::string kind = info.kind;
   auto body = DecodeObject(req);

@@ -67,6 +67,9 @@ ApiOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
 
 Response APIServer::HandleCreate(RequestContext& ctx) {
   if (ctx.ri.subresource == "binding") return HandleBinding(ctx);
+  if (ctx.ri.subresource == "token" && ctx.info.gvr.resource == "serviceaccounts") {
+    return HandleTokenRequest(ctx);
+  }
   if (!ctx.ri.subresource.empty() || !ctx.ri.name.empty()) {
     return ErrorResponse(
         MethodNotAllowed("the server does not allow this method on the requested resource"));

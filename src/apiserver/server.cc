@@ -5,6 +5,7 @@
 #include "api/builtin_resources.h"
 #include "api/schema_registry.h"
 #include "apiserver/admission_node_restriction.h"
+#include "apiserver/admission_pod_defaults.h"
 #include "apiserver/admission_service_ip.h"
 #include "apiserver/bootstrap_policy.h"
 #include "apiserver/metrics.h"
@@ -17,8 +18,29 @@ namespace converge::apiserver {
 
 namespace json = boost::json;
 
+namespace {
+
+ServiceAccountTokenOptions TokenOptions(ServiceAccountTokenOptions o, const util::Clock* clock) {
+  if (!o.clock) o.clock = clock;
+  return o;
+}
+
+}  // namespace
+
 APIServer::APIServer(APIServerOptions options)
-    : options_(std::move(options)), authenticator_(options_.authentication) {}
+    : options_(std::move(options)),
+      sa_tokens_(TokenOptions(options_.service_account_tokens, options_.clock)),
+      authenticator_([this] {
+        AuthenticatorOptions o = options_.authentication;
+        // ServiceAccount JWTs first, then whatever verifier the embedder gave.
+        o.token_verifier = [this, next = o.token_verifier](
+                               std::string_view token) -> std::optional<ApiOr<UserInfo>> {
+          if (auto r = VerifyServiceAccountToken(token)) return r;
+          if (next) return next(token);
+          return std::nullopt;
+        };
+        return o;
+      }()) {}
 
 APIServer::~APIServer() {
   Stop();
@@ -86,6 +108,19 @@ util::Status APIServer::Start() {
   cacher_ = std::make_unique<Cacher>(options_.kv, options_.cacher);
   admission_.Add(std::make_shared<NamespaceLifecycle>(
       [this](const std::string& ns) { return NamespacePhase(ns); }));
+  admission_.Add(std::make_shared<ServiceAccountAdmission>(
+      [this](const std::string& ns, const std::string& name) -> std::optional<bool> {
+        ResourceStorage* sas = Storage({"", "v1", "serviceaccounts"});
+        if (!sas) return std::nullopt;
+        auto sa = sas->Get(ns, name, "0");  // the watch cache is fresh enough
+        if (!sa.ok()) return std::nullopt;
+        auto parsed = (*sa)->Parse();
+        if (!parsed.ok()) return std::nullopt;
+        auto it = parsed->doc().find("automountServiceAccountToken");
+        if (it == parsed->doc().end() || !it->value().is_bool()) return std::nullopt;
+        return it->value().get_bool();
+      }));
+  admission_.Add(std::make_shared<DefaultTolerationSeconds>());
   admission_.Add(std::make_shared<ServiceClusterIpAllocator>([this] {
     std::set<std::string> used;
     if (ResourceStorage* services = Storage({"", "v1", "services"})) {

@@ -30,6 +30,7 @@
 #include "apiserver/rbac_authorizer.h"
 #include "apiserver/request.h"
 #include "apiserver/request_info.h"
+#include "apiserver/serviceaccount_token.h"
 #include "apiserver/storage.h"
 #include "apiserver/watch_cache.h"
 #include "store/kv.h"
@@ -54,6 +55,9 @@ struct APIServerOptions {
   // upstream's bootstrap policy reconciled at start). false = every authenticated request is
   // allowed (upstream's AlwaysAllow), for tests of other layers.
   bool authorization = true;
+  // Signing and verification of ServiceAccount tokens (the TokenRequest API); without keys,
+  // serviceaccounts/token is 404 and no JWT authenticates.
+  ServiceAccountTokenOptions service_account_tokens;
   // Longest watch when the client gives no timeoutSeconds (upstream: 30-60 min, randomized).
   std::chrono::seconds max_watch_timeout{1800};
 };
@@ -105,6 +109,12 @@ class APIServer {
   bool Authorize(const AuthzAttributes& attrs, Response* denied);
   // The spec.nodeName of a pod (node authorizer); nullopt when there is no such pod.
   std::optional<std::string> PodNode(std::string_view ns, std::string_view name);
+  // ServiceAccount tokens (handlers_token.cc): serviceaccounts/token, tokenreviews, and the check
+  // that a token's ServiceAccount (and bound object) still exists.
+  Response HandleTokenRequest(RequestContext& ctx);
+  Response HandleTokenReview(Request& req);
+  std::optional<ApiOr<UserInfo>> VerifyServiceAccountToken(std::string_view token) const;
+  ApiOr<UserInfo> AuthenticateServiceAccountClaims(const ServiceAccountClaims& claims) const;
 
   // Resource verbs (handlers_read.cc, handlers_write.cc, handlers_patch.cc).
   Response HandleGet(RequestContext& ctx);
@@ -126,7 +136,8 @@ class APIServer {
   api::ResourceRegistry registry_;
   AdmissionChain admission_;
   std::unique_ptr<Cacher> cacher_;
-  Authenticator authenticator_;
+  ServiceAccountTokens sa_tokens_;
+  Authenticator authenticator_;  // after sa_tokens_: its token verifier uses them
   std::unique_ptr<DiscoveryService> discovery_;
   std::unique_ptr<OpenApiService> openapi_;
   std::unique_ptr<RbacPolicySource> rbac_policy_;  // set by Start

@@ -46,7 +46,8 @@ util::Status ControlPlane::Start() {
     if (!tokens.ok()) return tokens.status();
     ao.authentication.static_tokens = std::move(*tokens);
   }
-  if (!options_.insecure_http) {
+  {
+    // The PKI also holds the ServiceAccount signing key, so it exists even without TLS.
     apiserver::PkiOptions po;
     po.dir = (fs::path(options_.data_dir) / "pki").string();
     po.extra_sans = options_.advertise_names;
@@ -57,6 +58,8 @@ util::Status ControlPlane::Start() {
     if (!pki.ok()) return pki.status().WithContext("setting up the PKI");
     pki_ = std::move(*pki);
   }
+  ao.service_account_tokens.private_key_pem = pki_.service_account_key.key_pem;
+  ao.service_account_tokens.public_key_pem = pki_.service_account_key.cert_pem;
   ao.kv = kv_.get();
   ao.advertise_address = options_.listen;
   ao.cacher.cache.history_capacity = options_.watch_cache_size;

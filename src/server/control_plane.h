@@ -47,7 +47,7 @@ class ControlPlane {
   apiserver::APIServer& api() { return *api_; }
   store::KV& kv() { return *kv_; }
   const std::string& kubeconfig_path() const { return kubeconfig_path_; }
-  // The cluster PKI (empty when serving plain HTTP).
+  // The cluster PKI (its CA and certificates go unused when serving plain HTTP).
   const apiserver::Pki& pki() const { return pki_; }
   // Writes a kubeconfig for `user` in `groups` with a fresh client certificate (component
   // kubeconfigs for split deployments, extra users for tests).

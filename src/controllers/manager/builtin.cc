@@ -1,6 +1,7 @@
 // The controllers the controller-manager runs. One line per controller.
 #include "controllers/manager/controller_context.h"
 #include "controllers/replicaset/replicaset_controller.h"
+#include "controllers/serviceaccount/serviceaccount_controller.h"
 
 namespace converge::controllers {
 
@@ -8,6 +9,7 @@ const std::vector<ControllerDescriptor>& BuiltinControllers() {
   static const std::vector<ControllerDescriptor> all = {
       // Controllers register here as they land (#6, #7).
       {"replicaset", replicaset::NewReplicaSetController},
+      {"serviceaccount", serviceaccount::NewServiceAccountController},
   };
   return all;
 }
