@@ -186,7 +186,6 @@ Response APIServer::HandleVirtual(Request& req, const RequestInfo& ri,
     return ReviewResponse(in, std::move(status));
   }
 
-  // TODO(#11): tokenreviews.
   return ErrorResponse(NotFoundPath());
 }
 
