@@ -235,6 +235,22 @@ class DeploymentStrategy : public Strategy {
     DefaultPodTemplateAt(spec, "template");
   }
 
+  // Upstream's deploymentStatusStrategy resets only spec and labels: annotations go through
+  // /status, which is how the Deployment controller records the revision it rolled out
+  // (deployment.kubernetes.io/revision) without bumping the generation.
+  void PrepareForStatusUpdate(api::Object& obj, const api::Object& old) const override {
+    std::optional<json::value> annotations;
+    if (auto it = obj.mutable_metadata().find("annotations"); it != obj.mutable_metadata().end()) {
+      annotations = it->value();
+    }
+    Strategy::PrepareForStatusUpdate(obj, old);
+    if (annotations) {
+      obj.mutable_metadata()["annotations"] = std::move(*annotations);
+    } else {
+      obj.mutable_metadata().erase("annotations");
+    }
+  }
+
   // The generation moves with the spec and with annotations (they are copied to ReplicaSets).
   void PrepareForUpdate(api::Object& obj, const api::Object& old) const override {
     Strategy::PrepareForUpdate(obj, old);

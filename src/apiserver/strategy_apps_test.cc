@@ -263,6 +263,22 @@ TEST(DeploymentStrategyTest, StatusUpdate) {
   EXPECT_EQ(upd.generation(), 1);
 }
 
+TEST(DeploymentStrategyTest, StatusUpdateCarriesAnnotationsNotLabels) {
+  // The Deployment controller records its revision through /status (upstream's
+  // deploymentStatusStrategy resets only spec and labels); the generation does not move.
+  auto s = Deployments();
+  api::Object old = BaseDeployment();
+  ASSERT_EQ(Create(*s, old), Lines{});
+  api::Object upd = old;
+  upd.SetAnnotation("deployment.kubernetes.io/revision", "2");
+  upd.SetLabel("sneaky", "yes");
+  upd.mutable_doc()["status"] = json::parse(R"({"observedGeneration":1})");
+  EXPECT_EQ(StatusUpdate(*s, upd, old), Lines{});
+  EXPECT_EQ(upd.annotation("deployment.kubernetes.io/revision"), "2");
+  EXPECT_EQ(Json(upd, {"metadata", "labels", "sneaky"}), "<absent>");
+  EXPECT_EQ(upd.generation(), 1);
+}
+
 // ---- ReplicaSets ----
 
 TEST(ReplicaSetStrategyTest, DefaultsAndValidation) {

@@ -5,17 +5,22 @@ namespace converge::controllers {
 util::Status FakePodControl::CreatePod(std::string_view ns, const boost::json::object& pod_template,
                                        const api::Object& owner, const OwnerRef& controller_ref,
                                        std::string_view generate_name) {
-  std::lock_guard lock(mu_);
-  ++create_attempts_;
-  if (!create_error_.ok()) return create_error_;
-  if (create_limit_ >= 0 && static_cast<int>(created_.size()) >= create_limit_) {
-    return util::ResourceExhausted("FakePodControl: create limit reached");
+  std::function<void()> on_create;
+  {
+    std::lock_guard lock(mu_);
+    ++create_attempts_;
+    if (!create_error_.ok()) return create_error_;
+    if (create_limit_ >= 0 && static_cast<int>(created_.size()) >= create_limit_) {
+      return util::ResourceExhausted("FakePodControl: create limit reached");
+    }
+    api::Object pod = PodFromTemplate(pod_template, owner, controller_ref, generate_name);
+    pod.set_namespace(ns);
+    pod.set_name(std::string(pod.generate_name()) + std::to_string(created_.size()));
+    created_.push_back(std::move(pod));
+    refs_.push_back(controller_ref);
+    on_create = on_create_;
   }
-  api::Object pod = PodFromTemplate(pod_template, owner, controller_ref, generate_name);
-  pod.set_namespace(ns);
-  pod.set_name(std::string(pod.generate_name()) + std::to_string(created_.size()));
-  created_.push_back(std::move(pod));
-  refs_.push_back(controller_ref);
+  if (on_create) on_create();
   return util::Status();
 }
 
@@ -42,6 +47,10 @@ void FakePodControl::set_create_error(util::Status s) {
 void FakePodControl::set_create_limit(int limit) {
   std::lock_guard lock(mu_);
   create_limit_ = limit;
+}
+void FakePodControl::set_on_create(std::function<void()> f) {
+  std::lock_guard lock(mu_);
+  on_create_ = std::move(f);
 }
 void FakePodControl::set_delete_error(util::Status s) {
   std::lock_guard lock(mu_);

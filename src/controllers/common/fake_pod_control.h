@@ -7,6 +7,7 @@
 // Thread-safety: safe for concurrent use.
 #pragma once
 
+#include <functional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -40,6 +41,8 @@ class FakePodControl final : public PodControl {
   void set_create_limit(int limit);  // -1: unlimited
   void set_delete_error(util::Status s);
   void set_patch_error(util::Status s);
+  // Called (outside the fake's lock) after each successful create.
+  void set_on_create(std::function<void()> f);
 
   // Successful creates (the pods as sent, named), attempted creates, deletes and patches.
   std::vector<api::Object> created() const;
@@ -61,6 +64,7 @@ class FakePodControl final : public PodControl {
   std::vector<OwnerRef> refs_;        // guarded by mu_
   std::vector<Delete> deleted_;       // guarded by mu_
   std::vector<Patch> patched_;        // guarded by mu_
+  std::function<void()> on_create_;   // guarded by mu_
 };
 
 }  // namespace converge::controllers

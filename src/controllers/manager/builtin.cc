@@ -1,4 +1,5 @@
 // The controllers the controller-manager runs. One line per controller.
+#include "controllers/deployment/deployment_controller.h"
 #include "controllers/manager/controller_context.h"
 #include "controllers/replicaset/replicaset_controller.h"
 #include "controllers/serviceaccount/serviceaccount_controller.h"
@@ -10,6 +11,7 @@ const std::vector<ControllerDescriptor>& BuiltinControllers() {
       // Controllers register here as they land (#6, #7).
       {"replicaset", replicaset::NewReplicaSetController},
       {"serviceaccount", serviceaccount::NewServiceAccountController},
+      {"deployment", deployment::NewDeploymentController},
   };
   return all;
 }

@@ -163,7 +163,8 @@ std::vector<api::ObjectPtr> ReplicaSetController::RelatedPods(
 }
 
 util::Status ReplicaSetController::Act(const api::Object& rs, const api::ObjectKey& key,
-                                       int creates, const std::vector<api::ObjectPtr>& deletes) {
+                                       int creates, const std::vector<api::ObjectPtr>& deletes,
+                                       std::stop_token stop) {
   if (creates > 0) {
     spdlog::info("replicaset {}: too few replicas (need {}), creating {}", key.ToString(),
                  SpecReplicas(rs), creates);
@@ -172,6 +173,9 @@ util::Status ReplicaSetController::Act(const api::Object& rs, const api::ObjectK
     static const json::object kEmpty;
     OwnerRef ref = NewControllerRef(rs, kReplicaSetKind);
     SlowStartResult r = SlowStartBatch(creates, kSlowStartInitialBatchSize, [&] {
+      // Shutting down: the rest of this batch and every later one are not sent (and no longer
+      // expected); the next controller to run counts the pods again.
+      if (stop.stop_requested()) return util::Cancelled("controller stopping");
       util::Status s =
           options_.pod_control->CreatePod(rs.namespace_(), tmpl ? *tmpl : kEmpty, rs, ref);
       // In a terminating namespace every create fails; that is not this controller's error.
@@ -217,7 +221,8 @@ util::Status ReplicaSetController::WriteStatus(const api::Object& rs, const json
   return options_.client->UpdateStatus(kReplicaSets, *fresh).status();
 }
 
-client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key, std::stop_token) {
+client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key,
+                                                   std::stop_token stop) {
   api::ObjectPtr rs = options_.replica_sets->Get(key);
   if (rs == nullptr) {
     expectations_.DeleteExpectations(key);
@@ -255,7 +260,11 @@ client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key, st
                     .now = now,
                     .burst_replicas = options_.burst_replicas};
   ReplicaPlan plan = DecideReplicas(snapshot);
-  util::Status manage_error = Act(*rs, key, plan.creates, plan.deletes);
+  util::Status manage_error = Act(*rs, key, plan.creates, plan.deletes, stop);
+  if (stop.stop_requested()) {
+    // Not a failure to report in status: the next controller to run picks up from here.
+    return client::ReconcileResult::Error(util::Cancelled("controller stopping"));
+  }
 
   ReplicaSetStatus status = CalculateStatus(*rs, claimed.claimed, manage_error, now);
   if (StatusNeedsUpdate(*rs, status)) {

@@ -83,9 +83,10 @@ class ReplicaSetController {
   // Pods of every ReplicaSet with the same controller as `rs` (deletion ranking).
   std::vector<api::ObjectPtr> RelatedPods(const api::Object& rs,
                                           const std::vector<api::ObjectPtr>& namespace_pods) const;
-  // Creates or deletes per the plan; the first error, if any.
+  // Creates or deletes per the plan; the first error, if any. Creates stop being sent once
+  // `stop` is requested.
   util::Status Act(const api::Object& rs, const api::ObjectKey& key, int creates,
-                   const std::vector<api::ObjectPtr>& deletes);
+                   const std::vector<api::ObjectPtr>& deletes, std::stop_token stop);
   util::Status WriteStatus(const api::Object& rs, const boost::json::object& status);
 
   const ReplicaSetControllerOptions options_;

@@ -216,6 +216,17 @@ TEST_F(ReplicaSetSyncTest, HandlersResolveOwnersAndEnqueue) {
   EXPECT_FALSE(controller_->expectations().Get(key_).has_value());
 }
 
+TEST_F(ReplicaSetSyncTest, StopMidSyncSendsNoMoreCreatesAndWritesNoStatus) {
+  SetReplicaSet(MakeReplicaSet({.replicas = 10}));
+  std::stop_source stop;
+  pods_.set_on_create([&] { stop.request_stop(); });  // stop once the first create went out
+  client::ReconcileResult r = controller_->Sync(key_, stop.get_token());
+  EXPECT_FALSE(r.error.ok());
+  EXPECT_EQ(pods_.created().size(), 1u) << "batches after the stop are never sent";
+  EXPECT_EQ(controller_->expectations().Get(key_)->adds, 1) << "only the sent create is expected";
+  EXPECT_TRUE(api_.RequestsOf("PUT").empty()) << "stopping is not a ReplicaFailure";
+}
+
 TEST_F(ReplicaSetSyncTest, GoneReplicaSetIsDone) {
   controller_->expectations().ExpectCreations(key_, 2);
   EXPECT_TRUE(controller_->Sync(key_).error.ok());
