@@ -16,6 +16,7 @@ void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* options);
 void RegisterApiserver(CLI::App& app);
 void RegisterControllerManager(CLI::App& app);
 void RegisterServer(CLI::App& app);
+void RegisterScheduler(CLI::App& app);
 
 // The exit code the last run subcommand asked for.
 int ExitCode();

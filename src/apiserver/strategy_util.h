@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "api/object.h"
+#include "api/quantity.h"
 #include "apiserver/errors.h"
 
 namespace converge::apiserver::sv {
@@ -108,26 +109,8 @@ std::optional<IntOrPercent> ParseIntOrString(const json::value* v);
 int64_t IntOrPercentValue(const IntOrPercent& v);
 
 // ---- Resource quantities (k8s.io/apimachinery/pkg/api/resource) ----
-class Quantity {
- public:
-  // Parses "500m", "1Gi", "1e3", "0.5"; nullopt when the text is not a quantity.
-  static std::optional<Quantity> Parse(std::string_view text);
-  // A JSON quantity: a string or a number.
-  static std::optional<Quantity> FromJson(const json::value& v);
-
-  // Three-way comparison of the values.
-  int Compare(const Quantity& o) const;
-  bool IsNegative() const { return nanos_ < 0; }
-  bool IsInteger() const;
-  void Add(const Quantity& o) { nanos_ += o.nanos_; }
-  // The canonical form upstream's Quantity.String() prints ("0.5" -> "500m", "1024Mi" -> "1Gi").
-  std::string String() const;
-
- private:
-  enum class Format { kDecimalSi, kBinarySi, kDecimalExponent };
-  __int128 nanos_ = 0;  // value * 10^9, rounded up to the nearest nano
-  Format format_ = Format::kDecimalSi;
-};
+// Moved to api/quantity.h (the scheduler and kubelet need it too).
+using Quantity = api::Quantity;
 
 inline constexpr std::string_view kQuantityRegexError =
     "quantities must match the regular expression "

@@ -1,0 +1,34 @@
+#include "scheduler/pod_info.h"
+
+namespace converge::scheduler {
+
+namespace json = boost::json;
+
+PodInfoPtr NewPodInfo(api::ObjectPtr pod) {
+  auto info = std::make_shared<PodInfo>();
+  const json::object& doc = pod->doc();
+  static const json::object kEmpty;
+  const json::object* spec_ptr = api::FindObject(doc, {"spec"});
+  const json::object& spec = spec_ptr ? *spec_ptr : kEmpty;
+  info->key = pod->key();
+  info->uid = std::string(pod->uid());
+  info->node_name = std::string(api::FindString(spec, {"nodeName"}));
+  info->scheduler_name = std::string(api::FindString(spec, {"schedulerName"}, "default-scheduler"));
+  info->nominated_node_name = std::string(api::FindString(doc, {"status", "nominatedNodeName"}));
+  info->priority = static_cast<int32_t>(api::FindInt(spec, {"priority"}));
+  info->preempt_never = api::FindString(spec, {"preemptionPolicy"}) == "Never";
+  const json::array* gates = api::FindArray(spec, {"schedulingGates"});
+  info->gated = gates && !gates->empty();
+  std::string_view phase = api::FindString(doc, {"status", "phase"});
+  info->terminal = phase == "Succeeded" || phase == "Failed";
+  info->requests = PodRequests(spec);
+  info->non_zero_requests = PodRequests(spec, /*non_missing_defaults=*/true);
+  info->required_affinity = ParseRequiredNodeAffinity(spec);
+  info->preferred_affinity = ParsePreferredSchedulingTerms(api::FindArray(
+      spec, {"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"}));
+  info->tolerations = ParseTolerations(api::FindArray(spec, {"tolerations"}));
+  info->pod = std::move(pod);
+  return info;
+}
+
+}  // namespace converge::scheduler

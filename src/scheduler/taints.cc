@@ -1,0 +1,66 @@
+#include "scheduler/taints.h"
+
+#include "api/object.h"
+
+namespace converge::scheduler {
+
+namespace json = boost::json;
+
+bool Toleration::ToleratesTaint(const Taint& taint) const {
+  if (!effect.empty() && effect != taint.effect) return false;
+  if (!key.empty() && key != taint.key) return false;
+  if (op.empty() || op == "Equal") return value == taint.value;
+  return op == "Exists";
+}
+
+std::vector<Taint> ParseTaints(const json::array* taints) {
+  std::vector<Taint> out;
+  if (!taints) return out;
+  out.reserve(taints->size());
+  for (const json::value& t : *taints) {
+    if (!t.is_object()) continue;
+    const json::object& o = t.get_object();
+    out.push_back({std::string(api::FindString(o, {"key"})),
+                   std::string(api::FindString(o, {"value"})),
+                   std::string(api::FindString(o, {"effect"}))});
+  }
+  return out;
+}
+
+std::vector<Toleration> ParseTolerations(const json::array* tolerations) {
+  std::vector<Toleration> out;
+  if (!tolerations) return out;
+  out.reserve(tolerations->size());
+  for (const json::value& t : *tolerations) {
+    if (!t.is_object()) continue;
+    const json::object& o = t.get_object();
+    Toleration tol{std::string(api::FindString(o, {"key"})),
+                   std::string(api::FindString(o, {"operator"})),
+                   std::string(api::FindString(o, {"value"})),
+                   std::string(api::FindString(o, {"effect"})),
+                   std::nullopt};
+    if (const json::value* s = api::Find(o, {"tolerationSeconds"}); s && s->is_int64()) {
+      tol.toleration_seconds = s->get_int64();
+    }
+    out.push_back(std::move(tol));
+  }
+  return out;
+}
+
+bool TolerationsTolerateTaint(const std::vector<Toleration>& tolerations, const Taint& taint) {
+  for (const Toleration& t : tolerations) {
+    if (t.ToleratesTaint(taint)) return true;
+  }
+  return false;
+}
+
+const Taint* FindUntoleratedScheduleTaint(const std::vector<Taint>& taints,
+                                          const std::vector<Toleration>& tolerations) {
+  for (const Taint& taint : taints) {
+    if (taint.effect != kEffectNoSchedule && taint.effect != kEffectNoExecute) continue;
+    if (!TolerationsTolerateTaint(tolerations, taint)) return &taint;
+  }
+  return nullptr;
+}
+
+}  // namespace converge::scheduler
