@@ -15,11 +15,11 @@ api::ObjectPtr MakeNode(int i) {
   json::object doc{
       {"apiVersion", "v1"},
       {"kind", "Node"},
-      {"metadata", json::object{{"name", "node-" + std::to_string(i)},
-                                {"labels", json::object{{"kubernetes.io/hostname",
-                                                         "node-" + std::to_string(i)},
-                                                        {"topology.kubernetes.io/zone",
-                                                         "zone-" + std::to_string(i % 3)}}}}},
+      {"metadata",
+       json::object{{"name", "node-" + std::to_string(i)},
+                    {"labels", json::object{{"kubernetes.io/hostname", "node-" + std::to_string(i)},
+                                            {"topology.kubernetes.io/zone",
+                                             "zone-" + std::to_string(i % 3)}}}}},
       {"spec", json::object{}},
       {"status", json::object{{"allocatable", resources}, {"capacity", resources}}}};
   return std::make_shared<const api::Object>(std::move(doc));
@@ -51,7 +51,8 @@ void BM_ScheduleOne(benchmark::State& state) {
   for (int i = 0; i < nodes; ++i) cache.AddOrUpdateNode(NewNodeFacts(MakeNode(i)));
   int pod = 0;
   for (int i = 0; i < nodes; ++i) {
-    for (int j = 0; j < 10; ++j) cache.AddPod(NewPodInfo(MakePod(pod++, "node-" + std::to_string(i))));
+    for (int j = 0; j < 10; ++j)
+      cache.AddPod(NewPodInfo(MakePod(pod++, "node-" + std::to_string(i))));
   }
   std::vector<PodInfoPtr> pending;
   for (int i = 0; i < 20000; ++i) pending.push_back(NewPodInfo(MakePod(pod++, "")));

@@ -49,7 +49,9 @@ struct Flags {
   std::string data_dir;
 };
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 json::object NodeObject(int i, const Flags& f) {
   std::string name = "node-" + std::to_string(i);
@@ -63,8 +65,8 @@ json::object NodeObject(int i, const Flags& f) {
                                                          "zone-" + std::to_string(i % 3)}}}}},
       {"status", json::object{{"capacity", resources},
                               {"allocatable", resources},
-                              {"conditions", json::array{json::object{{"type", "Ready"},
-                                                                      {"status", "True"}}}}}}};
+                              {"conditions",
+                               json::array{json::object{{"type", "Ready"}, {"status", "True"}}}}}}};
 }
 
 json::object PodObject(int i, const Flags& f) {
@@ -78,9 +80,9 @@ json::object PodObject(int i, const Flags& f) {
                      json::array{json::object{
                          {"name", "app"},
                          {"image", "registry.k8s.io/pause:3.9"},
-                         {"resources", json::object{{"requests",
-                                                     json::object{{"cpu", f.pod_cpu},
-                                                                  {"memory", f.pod_memory}}}}}}}}}}};
+                         {"resources",
+                          json::object{{"requests", json::object{{"cpu", f.pod_cpu},
+                                                                 {"memory", f.pod_memory}}}}}}}}}}};
 }
 
 // Creates count objects with `threads` writers; returns the seconds it took.
@@ -217,8 +219,9 @@ int Run(const Flags& f) {
   std::vector<double> sorted = per_second;
   std::sort(sorted.begin(), sorted.end());
   auto pct = [&](double p) {
-    return sorted.empty() ? 0.0 : sorted[std::min(sorted.size() - 1,
-                                                  static_cast<size_t>(p * sorted.size()))];
+    return sorted.empty()
+               ? 0.0
+               : sorted[std::min(sorted.size() - 1, static_cast<size_t>(p * sorted.size()))];
   };
 
   printf("\n%-38s %12s\n", "metric", "value");

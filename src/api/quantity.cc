@@ -11,7 +11,9 @@ namespace json = boost::json;
 
 namespace {
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 constexpr __int128 kSaturate = static_cast<__int128>(1000000000000000000LL) * 1000000000000000000LL;
 
@@ -183,7 +185,6 @@ std::string Quantity::String() const {
   return mantissa + kSuffix.at(exp);
 }
 
-
 int64_t Quantity::Scaled(int64_t divisor) const {
   __int128 d = divisor;
   __int128 v = nanos_ / d;
@@ -193,8 +194,12 @@ int64_t Quantity::Scaled(int64_t divisor) const {
   return static_cast<int64_t>(v);
 }
 
-int64_t Quantity::Value() const { return Scaled(1000000000); }
+int64_t Quantity::Value() const {
+  return Scaled(1000000000);
+}
 
-int64_t Quantity::MilliValue() const { return Scaled(1000000); }
+int64_t Quantity::MilliValue() const {
+  return Scaled(1000000);
+}
 
 }  // namespace converge::api

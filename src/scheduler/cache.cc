@@ -61,7 +61,8 @@ util::Status Cache::AssumePod(PodInfoPtr pod, const std::string& node) {
     return util::FailedPrecondition("pod " + pod->key.ToString() + " is in the cache already");
   }
   AddPodToNodeLocked(pod, node);
-  pods_.emplace(pod->key, PodState{std::move(pod), node, true});
+  const api::ObjectKey key = pod->key;
+  pods_.emplace(key, PodState{std::move(pod), node, true});
   return util::Status();
 }
 
@@ -132,7 +133,7 @@ void Cache::UpdateSnapshot(Snapshot* snapshot) {
     for (auto it = snapshot->node_map_.begin(); it != snapshot->node_map_.end();) {
       auto n = nodes_.find(it->first);
       it = (n == nodes_.end() || !n->second.info.node) ? snapshot->node_map_.erase(it)
-                                                        : std::next(it);
+                                                       : std::next(it);
     }
     snapshot->node_list_.clear();
     snapshot->node_list_.reserve(node_order_.size());

@@ -95,7 +95,7 @@ class Cache {
   std::list<std::string> recency_;
   // Names of nodes with a Node object, in add order (mu_); the snapshot's node order.
   std::vector<std::string> node_order_;
-  int64_t node_order_version_ = 0;                   // guarded by mu_; bumped on changes
+  int64_t node_order_version_ = 0;                     // guarded by mu_; bumped on changes
   std::unordered_map<api::ObjectKey, PodState> pods_;  // guarded by mu_
   int64_t generation_ = 0;                             // guarded by mu_
 };

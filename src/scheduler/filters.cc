@@ -68,7 +68,8 @@ std::vector<InsufficientResource> FitsRequest(const Resource& req, const NodeInf
   }
   for (const auto& [name, quantity] : req.scalar) {
     if (quantity > 0 && quantity > alloc.Scalar(name) - used.Scalar(name)) {
-      out.push_back({name, "Insufficient " + name, quantity, used.Scalar(name), alloc.Scalar(name)});
+      out.push_back(
+          {name, "Insufficient " + name, quantity, used.Scalar(name), alloc.Scalar(name)});
     }
   }
   return out;
@@ -80,7 +81,8 @@ FilterStatus FilterNodeResourcesFit(const PodInfo& pod, const NodeInfo& node) {
   const Resource& used = node.requested;
   const Resource& req = pod.requests;
   if (static_cast<int64_t>(node.pods.size()) + 1 <= alloc.allowed_pod_number &&
-      req.milli_cpu <= alloc.milli_cpu - used.milli_cpu && req.memory <= alloc.memory - used.memory &&
+      req.milli_cpu <= alloc.milli_cpu - used.milli_cpu &&
+      req.memory <= alloc.memory - used.memory &&
       req.ephemeral_storage <= alloc.ephemeral_storage - used.ephemeral_storage &&
       req.scalar.empty()) {
     return {};
@@ -97,10 +99,8 @@ FilterStatus FilterNodeResourcesFit(const PodInfo& pod, const NodeInfo& node) {
 
 std::span<const FilterPlugin> DefaultFilters() {
   static const FilterPlugin kFilters[] = {
-      {kNodeUnschedulable, &FilterNodeUnschedulable},
-      {kNodeName, &FilterNodeName},
-      {kTaintToleration, &FilterTaintToleration},
-      {kNodeAffinity, &FilterNodeAffinity},
+      {kNodeUnschedulable, &FilterNodeUnschedulable}, {kNodeName, &FilterNodeName},
+      {kTaintToleration, &FilterTaintToleration},     {kNodeAffinity, &FilterNodeAffinity},
       {kNodeResourcesFit, &FilterNodeResourcesFit},
   };
   return kFilters;

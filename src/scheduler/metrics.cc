@@ -36,11 +36,11 @@ SchedulerMetrics::SchedulerMetrics(util::Registry& r, const std::string& profile
                        .help = "Number of attempts to successfully schedule a pod.",
                        .buckets = util::ExponentialBuckets(1, 2, 5)})
            .WithLabelValues({});
-  util::HistogramFamily& ext = r.AddHistogram(
-      {.name = "scheduler_framework_extension_point_duration_seconds",
-       .help = "Latency for running all plugins of a specific extension point.",
-       .labels = {"extension_point", "status", "profile"},
-       .buckets = util::ExponentialBuckets(0.0001, 2, 12)});
+  util::HistogramFamily& ext =
+      r.AddHistogram({.name = "scheduler_framework_extension_point_duration_seconds",
+                      .help = "Latency for running all plugins of a specific extension point.",
+                      .labels = {"extension_point", "status", "profile"},
+                      .buckets = util::ExponentialBuckets(0.0001, 2, 12)});
   bind_duration_success = &ext.WithLabelValues({"Bind", "Success", profile});
   bind_duration_error = &ext.WithLabelValues({"Bind", "Error", profile});
   preemption_attempts = &r.AddCounter({.name = "scheduler_preemption_attempts_total",

@@ -35,7 +35,8 @@ void NodeInfo::AddPod(PodInfoPtr pod) {
 }
 
 bool NodeInfo::RemovePod(const api::ObjectKey& key) {
-  auto it = std::find_if(pods.begin(), pods.end(), [&](const PodInfoPtr& p) { return p->key == key; });
+  auto it =
+      std::find_if(pods.begin(), pods.end(), [&](const PodInfoPtr& p) { return p->key == key; });
   if (it == pods.end()) return false;
   requested.Sub((*it)->requests);
   non_zero_cpu -= (*it)->non_zero_requests.milli_cpu;

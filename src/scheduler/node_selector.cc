@@ -205,7 +205,8 @@ RequiredNodeAffinity ParseRequiredNodeAffinity(const json::object& pod_spec) {
   RequiredNodeAffinity a;
   a.node_selector = ParseLabels(api::FindObject(pod_spec, {"nodeSelector"}));
   if (const json::object* req = api::FindObject(
-          pod_spec, {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"})) {
+          pod_spec,
+          {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"})) {
     a.required = ParseNodeSelector(*req);
   }
   return a;

@@ -20,8 +20,8 @@ struct PodInfo {
   api::ObjectPtr pod;
   api::ObjectKey key;
   std::string uid;
-  std::string node_name;       // spec.nodeName: set once bound
-  std::string scheduler_name;  // spec.schedulerName ("default-scheduler" when absent)
+  std::string node_name;            // spec.nodeName: set once bound
+  std::string scheduler_name;       // spec.schedulerName ("default-scheduler" when absent)
   std::string nominated_node_name;  // status.nominatedNodeName
   int32_t priority = 0;             // spec.priority
   bool preempt_never = false;       // spec.preemptionPolicy == Never

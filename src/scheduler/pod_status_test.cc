@@ -28,12 +28,10 @@ TEST(PodStatusTest, PatchSetsTheConditionAndKeepsTransitionTimeWhileFalse) {
   EXPECT_TRUE(cond.at("lastProbeTime").is_null());
   EXPECT_FALSE(p.at("status").as_object().contains("nominatedNodeName"));
 
-  json::object existing{{"type", "PodScheduled"},
-                        {"status", "False"},
-                        {"reason", "Unschedulable"},
-                        {"message", "m1"},
-                        {"lastProbeTime", nullptr},
-                        {"lastTransitionTime", "2020-01-01T00:00:00Z"}};
+  json::object existing{
+      {"type", "PodScheduled"},    {"status", "False"},
+      {"reason", "Unschedulable"}, {"message", "m1"},
+      {"lastProbeTime", nullptr},  {"lastTransitionTime", "2020-01-01T00:00:00Z"}};
   api::Object pod = PodWithCondition(existing);
   EXPECT_FALSE(
       PodScheduledFalsePatch(pod, kReasonUnschedulable, "m1", std::nullopt, clock.WallNow()))
@@ -44,8 +42,8 @@ TEST(PodStatusTest, PatchSetsTheConditionAndKeepsTransitionTimeWhileFalse) {
   EXPECT_EQ(cond.at("lastTransitionTime"), "2020-01-01T00:00:00Z");
   EXPECT_EQ(cond.at("message"), "m2");
   // A nominated node is a change too.
-  EXPECT_TRUE(PodScheduledFalsePatch(pod, kReasonUnschedulable, "m1", std::string("n1"),
-                                     clock.WallNow()));
+  EXPECT_TRUE(
+      PodScheduledFalsePatch(pod, kReasonUnschedulable, "m1", std::string("n1"), clock.WallNow()));
 }
 
 TEST(PodStatusTest, TruncateMessage) {

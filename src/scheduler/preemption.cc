@@ -14,11 +14,14 @@ struct Candidate {
 };
 
 // Upstream MoreImportantPod: higher priority first (start time is not tracked here).
-bool MoreImportant(const PodInfoPtr& a, const PodInfoPtr& b) { return a->priority > b->priority; }
+bool MoreImportant(const PodInfoPtr& a, const PodInfoPtr& b) {
+  return a->priority > b->priority;
+}
 
 // SelectVictimsOnNode: an ok status with the victims, or the node's failure.
 FilterStatus SelectVictims(const PodInfo& pod, const NodeInfo& node,
-                           std::span<const FilterPlugin> filters, std::vector<PodInfoPtr>* victims) {
+                           std::span<const FilterPlugin> filters,
+                           std::vector<PodInfoPtr>* victims) {
   NodeInfo trial = node;
   std::vector<PodInfoPtr> potential;
   for (const PodInfoPtr& p : node.pods) {
@@ -83,8 +86,8 @@ PreemptionResult Preempt(const PodInfo& pod, const Snapshot& snapshot, const Dia
       if (node->name() == pod.nominated_node_name) nominated_status = &status;
     }
     const NodeInfo* nominated = snapshot.Get(pod.nominated_node_name);
-    if (nominated && !(nominated_status &&
-                       nominated_status->code == Code::kUnschedulableAndUnresolvable)) {
+    if (nominated &&
+        !(nominated_status && nominated_status->code == Code::kUnschedulableAndUnresolvable)) {
       for (const PodInfoPtr& p : nominated->pods) {
         if (p->priority < pod.priority && p->pod->being_deleted()) {
           result.message =

@@ -42,8 +42,10 @@ struct PreemptionResult {
   std::vector<PodInfoPtr> victims;
 };
 
-inline constexpr std::string_view kNoVictimsMessage = "No preemption victims found for incoming pod";
-inline constexpr std::string_view kPreemptionNotHelpful = "Preemption is not helpful for scheduling";
+inline constexpr std::string_view kNoVictimsMessage =
+    "No preemption victims found for incoming pod";
+inline constexpr std::string_view kPreemptionNotHelpful =
+    "Preemption is not helpful for scheduling";
 
 PreemptionResult Preempt(const PodInfo& pod, const Snapshot& snapshot, const Diagnosis& diagnosis,
                          std::span<const FilterPlugin> filters = DefaultFilters());

@@ -29,7 +29,8 @@ class PreemptionTest : public ::testing::Test {
 };
 
 TEST_F(PreemptionTest, NoVictimsWhenNothingHasLowerPriority) {
-  for (const char* n : {"n1", "n2", "n3"}) cache_.AddOrUpdateNode(NodeBuilder(n, "1", "1Gi").Facts());
+  for (const char* n : {"n1", "n2", "n3"})
+    cache_.AddOrUpdateNode(NodeBuilder(n, "1", "1Gi").Facts());
   PreemptionResult r = Run(PodBuilder("big").Req("2"));
   EXPECT_TRUE(r.nominated_node.empty());
   EXPECT_EQ(r.message,

@@ -11,7 +11,8 @@ namespace json = boost::json;
 
 namespace {
 
-auto FindScalar(const std::vector<std::pair<std::string, int64_t>>& v, std::string_view name) {
+template <typename Vector>
+auto FindScalar(Vector& v, std::string_view name) {
   return std::lower_bound(v.begin(), v.end(), name,
                           [](const auto& e, std::string_view n) { return e.first < n; });
 }

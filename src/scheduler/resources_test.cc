@@ -14,9 +14,9 @@ constexpr int64_t kGi = int64_t{1} << 30;
 constexpr int64_t kMi = int64_t{1} << 20;
 
 TEST(ResourcesTest, ResourceListParsesEveryKind) {
-  json::object list{{"cpu", "1500m"},          {"memory", "2Gi"},
-                    {"pods", "110"},           {"ephemeral-storage", "10Gi"},
-                    {"example.com/gpu", "2"},  {"hugepages-2Mi", "64Mi"},
+  json::object list{{"cpu", "1500m"},         {"memory", "2Gi"},
+                    {"pods", "110"},          {"ephemeral-storage", "10Gi"},
+                    {"example.com/gpu", "2"}, {"hugepages-2Mi", "64Mi"},
                     {"unknown-resource", "5"}};
   Resource r = ResourceListToResource(&list);
   EXPECT_EQ(r.milli_cpu, 1500);
@@ -54,23 +54,24 @@ TEST(ResourcesTest, PodRequests) {
            .AddInit({{"cpu", "2"}, {"memory", "1G"}})
            .AddInit({{"cpu", "2"}, {"memory", "3G"}}),
        3000, 3000000000, 3000, 3000000000},
-      {"a big init container wins",
-       PodBuilder("a").Req("100m", "100Mi").AddInit({{"cpu", "4"}}), 4000, 100 * kMi, 4000,
-       200 * kMi},
+      {"a big init container wins", PodBuilder("a").Req("100m", "100Mi").AddInit({{"cpu", "4"}}),
+       4000, 100 * kMi, 4000, 200 * kMi},
       // Sidecar {1} runs with the containers {1}: 2; the later init {2} runs next to it: 3.
       {"sidecars add to containers and to later init containers",
        PodBuilder("a").Req("1").AddInit({{"cpu", "1"}}, /*sidecar=*/true).AddInit({{"cpu", "2"}}),
        3000, 0, 3000, 200 * kMi * 2},
       {"an init container before the sidecar runs alone",
-       PodBuilder("a").Req("1").AddInit({{"cpu", "2500m"}}).AddInit({{"cpu", "1"}}, true), 2500,
-       0, 2500, 200 * kMi * 2},
+       PodBuilder("a").Req("1").AddInit({{"cpu", "2500m"}}).AddInit({{"cpu", "1"}}, true), 2500, 0,
+       2500, 200 * kMi * 2},
       {"overhead is added",
-       PodBuilder("a").Req("1", "1Gi").Set("overhead", json::object{{"cpu", "250m"},
-                                                                    {"memory", "120Mi"}}),
+       PodBuilder("a")
+           .Req("1", "1Gi")
+           .Set("overhead", json::object{{"cpu", "250m"}, {"memory", "120Mi"}}),
        1250, kGi + 120 * kMi, 1250, kGi + 120 * kMi},
   };
   for (const Case& c : cases) {
-    const json::object& spec = c.pod.Object()->doc().at("spec").as_object();
+    api::ObjectPtr pod = c.pod.Object();
+    const json::object& spec = pod->doc().at("spec").as_object();
     Resource r = PodRequests(spec);
     EXPECT_EQ(r.milli_cpu, c.cpu) << c.name;
     EXPECT_EQ(r.memory, c.memory) << c.name;

@@ -21,16 +21,15 @@ TEST(ScheduleAlgorithmTest, NumFeasibleNodesToFind) {
     int want;
   };
   const Case cases[] = {
-      {0, 3, 3},         // below 100 nodes: all
-      {0, 99, 99},       //
-      {0, 100, 100},     // 50 - 0 = 50% of 100 = 50, raised to the minimum of 100
-      {0, 1000, 420},    // 50 - 8 = 42%
-      {0, 5000, 500},    // 50 - 40 = 10%
-      {0, 6000, 300},    // 50 - 48 = 2% -> 5%
-      {0, 100000, 5000}, // 5%
-      {30, 1000, 300},   // configured
-      {100, 5000, 5000},
-      {1, 1000, 100},  // never fewer than 100
+      {0, 3, 3},                          // below 100 nodes: all
+      {0, 99, 99},                        //
+      {0, 100, 100},                      // 50 - 0 = 50% of 100 = 50, raised to the minimum of 100
+      {0, 1000, 420},                     // 50 - 8 = 42%
+      {0, 5000, 500},                     // 50 - 40 = 10%
+      {0, 6000, 300},                     // 50 - 48 = 2% -> 5%
+      {0, 100000, 5000},                  // 5%
+      {30, 1000, 300},                    // configured
+      {100, 5000, 5000}, {1, 1000, 100},  // never fewer than 100
   };
   for (const Case& c : cases) {
     EXPECT_EQ(ScheduleAlgorithm::NumFeasibleNodesToFind(c.percentage, c.nodes), c.want)
@@ -42,13 +41,14 @@ TEST(ScheduleAlgorithmTest, FitErrorMessageIsUpstreams) {
   NodeInfo n1 = NodeBuilder("n1", "1", "1Gi").Info();
   NodeInfo n2 = NodeBuilder("n2", "1", "1Gi").Info();
   Diagnosis d;
-  d.node_statuses.emplace_back(&n1, FilterStatus{Code::kUnschedulable, kNodeResourcesFit,
+  d.node_statuses.emplace_back(&n1, FilterStatus{Code::kUnschedulable,
+                                                 kNodeResourcesFit,
                                                  {"Insufficient cpu", "Insufficient memory"}});
-  d.node_statuses.emplace_back(&n2, FilterStatus{Code::kUnschedulable, kNodeResourcesFit,
-                                                 {"Insufficient cpu"}});
   d.node_statuses.emplace_back(
-      &n2, FilterStatus{Code::kUnschedulableAndUnresolvable, kNodeUnschedulable,
-                        {"node(s) were unschedulable"}});
+      &n2, FilterStatus{Code::kUnschedulable, kNodeResourcesFit, {"Insufficient cpu"}});
+  d.node_statuses.emplace_back(&n2, FilterStatus{Code::kUnschedulableAndUnresolvable,
+                                                 kNodeUnschedulable,
+                                                 {"node(s) were unschedulable"}});
   EXPECT_EQ(FitErrorMessage(3, d),
             "0/3 nodes are available: 1 Insufficient memory, 1 node(s) were unschedulable, "
             "2 Insufficient cpu.");
@@ -63,15 +63,16 @@ TEST(ScheduleAlgorithmTest, FitErrorMessageIsUpstreams) {
 TEST(ScheduleAlgorithmTest, FitErrorSortsCountsAsText) {
   // Go's sort.Strings on "count reason": "10 ..." sorts before "2 ...".
   std::vector<NodeInfo> nodes;
-  for (int i = 0; i < 12; ++i) nodes.push_back(NodeBuilder("n" + std::to_string(i), "1", "1Gi").Info());
+  for (int i = 0; i < 12; ++i)
+    nodes.push_back(NodeBuilder("n" + std::to_string(i), "1", "1Gi").Info());
   Diagnosis d;
   for (int i = 0; i < 10; ++i) {
-    d.node_statuses.emplace_back(&nodes[i], FilterStatus{Code::kUnschedulable, kNodeResourcesFit,
-                                                         {"Insufficient memory"}});
+    d.node_statuses.emplace_back(
+        &nodes[i], FilterStatus{Code::kUnschedulable, kNodeResourcesFit, {"Insufficient memory"}});
   }
   for (int i = 10; i < 12; ++i) {
-    d.node_statuses.emplace_back(&nodes[i], FilterStatus{Code::kUnschedulable, kNodeResourcesFit,
-                                                         {"Insufficient cpu"}});
+    d.node_statuses.emplace_back(
+        &nodes[i], FilterStatus{Code::kUnschedulable, kNodeResourcesFit, {"Insufficient cpu"}});
   }
   EXPECT_EQ(FitErrorMessage(12, d),
             "0/12 nodes are available: 10 Insufficient memory, 2 Insufficient cpu.");
@@ -118,7 +119,8 @@ TEST_F(AlgorithmFixture, TiesAreBrokenAtRandomAcrossEveryTiedNode) {
   for (int i = 0; i < 4; ++i) AddNode(NodeBuilder("n" + std::to_string(i), "4", "8Gi"));
   ScheduleAlgorithm a({.seed = 42});
   std::map<std::string, int> picks;
-  for (int i = 0; i < 400; ++i) ++picks[Schedule(a, PodBuilder("p").Req("1", "1Gi")).suggested_host];
+  for (int i = 0; i < 400; ++i)
+    ++picks[Schedule(a, PodBuilder("p").Req("1", "1Gi")).suggested_host];
   ASSERT_EQ(picks.size(), 4u);
   for (const auto& [node, n] : picks) EXPECT_GT(n, 40) << node;
 }

@@ -182,7 +182,9 @@ void Scheduler::OnNodeUpdate(const api::ObjectPtr& old_node, const api::ObjectPt
       [&](const QueuedPodInfo& info) { return NodeMayHelp(info, facts); });
 }
 
-void Scheduler::OnNodeDelete(const std::string& name) { cache_.RemoveNode(name); }
+void Scheduler::OnNodeDelete(const std::string& name) {
+  cache_.RemoveNode(name);
+}
 
 // ---- The scheduling cycle ----
 
@@ -234,10 +236,9 @@ bool Scheduler::ScheduleOne(std::stop_token stop) {
     return true;
   }
   size_t hash = Hash(pod.key);
-  workers_.Submit(hash, [this, info = std::move(*popped), cycle, node = result.suggested_host,
-                         start]() mutable {
-    BindingCycle(std::move(info), cycle, std::move(node), start);
-  });
+  workers_.Submit(
+      hash, [this, info = std::move(*popped), cycle, node = result.suggested_host,
+             start]() mutable { BindingCycle(std::move(info), cycle, std::move(node), start); });
   return true;
 }
 
@@ -254,8 +255,8 @@ void Scheduler::BindingCycle(QueuedPodInfo info, int64_t cycle, std::string node
     metrics_.pod_scheduling_attempts->Observe(info.attempts);
     if (info.initial_attempt) {
       std::string attempts = std::to_string(std::min(info.attempts, 15));
-      metrics_.sli_duration->WithLabelValues({attempts}).Observe(
-          SecondsSince(*info.initial_attempt, now));
+      metrics_.sli_duration->WithLabelValues({attempts})
+          .Observe(SecondsSince(*info.initial_attempt, now));
     }
     recorder_->Event(*pod.pod, client::kEventTypeNormal, "Scheduled",
                      TruncateMessage("Successfully assigned " + pod.key.ns + "/" + pod.key.name +
@@ -299,7 +300,8 @@ void Scheduler::HandleFailure(QueuedPodInfo info, int64_t cycle, std::string_vie
 
 void Scheduler::Evict(const PodInfo& preemptor, const std::string& node,
                       const std::vector<PodInfoPtr>& victims) {
-  std::string message = preemptor.scheduler_name + ": preempting to accommodate a higher priority pod";
+  std::string message =
+      preemptor.scheduler_name + ": preempting to accommodate a higher priority pod";
   std::string event = "Preempted by pod " + preemptor.uid + " on node " + node;
   for (const PodInfoPtr& v : victims) {
     workers_.Submit(Hash(v->key), [this, v, message, event] {
@@ -313,11 +315,17 @@ void Scheduler::Evict(const PodInfo& preemptor, const std::string& node,
   }
 }
 
-void Scheduler::WaitForWrites() { workers_.WaitIdle(); }
+void Scheduler::WaitForWrites() {
+  workers_.WaitIdle();
+}
 
-void Scheduler::StartWorkers() { workers_.Start(); }
+void Scheduler::StartWorkers() {
+  workers_.Start();
+}
 
-void Scheduler::StopWorkers() { workers_.Stop(); }
+void Scheduler::StopWorkers() {
+  workers_.Stop();
+}
 
 void Scheduler::RunQueueFlushes(std::stop_token stop) {
   // Upstream: backoffQ every second, leftover unschedulable pods every 30 seconds.
@@ -353,10 +361,10 @@ util::Status Scheduler::RunLeading(std::stop_token stop) {
 
   client::SharedInformerOptions po;
   po.name = "scheduler-pods";
-  po.lister_watcher = std::make_unique<client::ListWatch>(client::ListWatchOptions{
-      .client = options_.client,
-      .gvr = {"", "v1", "pods"},
-      .field_selector = "status.phase!=Succeeded,status.phase!=Failed"});
+  po.lister_watcher = std::make_unique<client::ListWatch>(
+      client::ListWatchOptions{.client = options_.client,
+                               .gvr = {"", "v1", "pods"},
+                               .field_selector = "status.phase!=Succeeded,status.phase!=Failed"});
   po.clock = clock_;
   po.reflector.page_size = options_.list_page_size;
   client::SharedInformer pods(std::move(po));

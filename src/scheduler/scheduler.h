@@ -79,7 +79,7 @@ struct SchedulerOptions {
   std::string identity;  // default: hostname + random suffix
 
   // Test seams; when null, REST implementations over `client` are used.
-  SchedulerClient* api = nullptr;         // not owned
+  SchedulerClient* api = nullptr;           // not owned
   client::EventSink* event_sink = nullptr;  // not owned
 };
 

@@ -16,8 +16,8 @@ util::Status RestSchedulerClient::Bind(const PodInfo& pod, const std::string& no
   json::object binding;
   binding["apiVersion"] = "v1";
   binding["kind"] = "Binding";
-  binding["metadata"] = json::object{{"name", pod.key.name}, {"namespace", pod.key.ns},
-                                     {"uid", pod.uid}};
+  binding["metadata"] =
+      json::object{{"name", pod.key.name}, {"namespace", pod.key.ns}, {"uid", pod.uid}};
   binding["target"] = json::object{{"apiVersion", "v1"}, {"kind", "Node"}, {"name", node}};
   client::HttpRequest req;
   req.method = "POST";
@@ -44,7 +44,8 @@ util::Status RestSchedulerClient::EvictVictim(const PodInfo& victim, std::string
   client::PatchOptions po;
   po.subresource = "status";
   util::Status s =
-      client_->Patch(kPods, victim.key, client::PatchType::kStrategicMerge, json::serialize(patch), po)
+      client_
+          ->Patch(kPods, victim.key, client::PatchType::kStrategicMerge, json::serialize(patch), po)
           .status();
   if (!s.ok() && !client::IsNotFound(s)) return s;
   client::DeleteOptions d;

@@ -23,11 +23,12 @@ class PodBuilder {
     doc_ = json::object{
         {"apiVersion", "v1"},
         {"kind", "Pod"},
-        {"metadata", json::object{{"name", name}, {"namespace", ns}, {"uid", "uid-" + name},
-                                  {"resourceVersion", "1"}}},
+        {"metadata",
+         json::object{
+             {"name", name}, {"namespace", ns}, {"uid", "uid-" + name}, {"resourceVersion", "1"}}},
         {"spec", json::object{{"schedulerName", "default-scheduler"},
-                              {"containers", json::array{json::object{{"name", "c"},
-                                                                      {"image", "nginx"}}}}}}};
+                              {"containers",
+                               json::array{json::object{{"name", "c"}, {"image", "nginx"}}}}}}};
   }
   PodBuilder& Req(std::string cpu, std::string memory = "") {
     json::object requests;
@@ -59,19 +60,20 @@ class PodBuilder {
   PodBuilder& NodeSelector(json::object sel) { return Set("nodeSelector", std::move(sel)); }
   PodBuilder& Tolerations(json::array t) { return Set("tolerations", std::move(t)); }
   PodBuilder& Priority(int p) { return Set("priority", p); }
-  PodBuilder& Node(std::string n) { return Set("nodeName", std::move(n)); }
-  PodBuilder& SchedulerName(std::string n) { return Set("schedulerName", std::move(n)); }
+  PodBuilder& Node(std::string n) { return Set("nodeName", json::string(n)); }
+  PodBuilder& SchedulerName(std::string n) { return Set("schedulerName", json::string(n)); }
   PodBuilder& RequiredAffinity(json::array terms) {
-    return Set("affinity",
-               json::object{{"nodeAffinity",
-                             json::object{{"requiredDuringSchedulingIgnoredDuringExecution",
-                                           json::object{{"nodeSelectorTerms", std::move(terms)}}}}}});
+    return Set(
+        "affinity",
+        json::object{{"nodeAffinity",
+                      json::object{{"requiredDuringSchedulingIgnoredDuringExecution",
+                                    json::object{{"nodeSelectorTerms", std::move(terms)}}}}}});
   }
   PodBuilder& PreferredAffinity(json::array terms) {
     return Set("affinity",
-               json::object{{"nodeAffinity",
-                             json::object{{"preferredDuringSchedulingIgnoredDuringExecution",
-                                           std::move(terms)}}}});
+               json::object{
+                   {"nodeAffinity", json::object{{"preferredDuringSchedulingIgnoredDuringExecution",
+                                                  std::move(terms)}}}});
   }
   PodBuilder& ResourceVersion(std::string rv) {
     doc_["metadata"].as_object()["resourceVersion"] = std::move(rv);
@@ -97,13 +99,14 @@ class NodeBuilder {
     doc_ = json::object{
         {"apiVersion", "v1"},
         {"kind", "Node"},
-        {"metadata", json::object{{"name", name}, {"resourceVersion", "1"},
+        {"metadata", json::object{{"name", name},
+                                  {"resourceVersion", "1"},
                                   {"labels", json::object{{"kubernetes.io/hostname", name}}}}},
         {"spec", json::object{}},
         {"status",
-         json::object{{"allocatable", json::object{{"cpu", cpu}, {"memory", memory}, {"pods", pods}}},
-                      {"conditions", json::array{json::object{{"type", "Ready"},
-                                                              {"status", "True"}}}}}}};
+         json::object{
+             {"allocatable", json::object{{"cpu", cpu}, {"memory", memory}, {"pods", pods}}},
+             {"conditions", json::array{json::object{{"type", "Ready"}, {"status", "True"}}}}}}};
   }
   NodeBuilder& Label(std::string k, std::string v) {
     doc_["metadata"].as_object()["labels"].as_object()[k] = v;

@@ -48,7 +48,7 @@ struct QueuedPodInfo {
   util::Clock::TimePoint timestamp{};
   // When it was first popped (for the end-to-end scheduling latency); unset before.
   std::optional<util::Clock::TimePoint> initial_attempt;
-  int attempts = 0;  // times popped
+  int attempts = 0;   // times popped
   int64_t cycle = 0;  // the scheduling cycle of the last Pop
   // Plugins that rejected the pod in its last attempt (empty after an error).
   std::vector<std::string_view> unschedulable_plugins;
@@ -121,7 +121,7 @@ class SchedulingQueue {
   struct Entry {
     QueuedPodInfo info;
     Where where = Where::kNone;
-    int64_t seq = 0;                // insertion order, the final tie-break
+    int64_t seq = 0;                 // insertion order, the final tie-break
     bool updated_in_flight = false;  // spec changed while in flight
     bool deleted_in_flight = false;
   };
@@ -151,15 +151,15 @@ class SchedulingQueue {
   std::condition_variable_any cv_;  // an entry became active, or the queue closed
   // Every pod the queue knows, wherever it is (mu_). unordered_map keeps Entry addresses stable.
   std::unordered_map<api::ObjectKey, Entry> entries_;
-  std::set<Entry*, ActiveLess> active_;    // guarded by mu_
-  std::set<Entry*, BackoffLess> backoff_;  // guarded by mu_
+  std::set<Entry*, ActiveLess> active_;       // guarded by mu_
+  std::set<Entry*, BackoffLess> backoff_;     // guarded by mu_
   std::unordered_set<Entry*> unschedulable_;  // guarded by mu_
-  size_t gated_ = 0;                       // guarded by mu_
-  size_t in_flight_ = 0;                   // guarded by mu_
-  int64_t seq_ = 0;                        // guarded by mu_
-  int64_t scheduling_cycle_ = 0;           // guarded by mu_
-  int64_t move_request_cycle_ = -1;        // guarded by mu_
-  bool closed_ = false;                    // guarded by mu_
+  size_t gated_ = 0;                          // guarded by mu_
+  size_t in_flight_ = 0;                      // guarded by mu_
+  int64_t seq_ = 0;                           // guarded by mu_
+  int64_t scheduling_cycle_ = 0;              // guarded by mu_
+  int64_t move_request_cycle_ = -1;           // guarded by mu_
+  bool closed_ = false;                       // guarded by mu_
 };
 
 }  // namespace converge::scheduler

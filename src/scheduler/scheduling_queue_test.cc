@@ -10,9 +10,9 @@
 namespace converge::scheduler {
 namespace {
 
-using testing::PodBuilder;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using testing::PodBuilder;
 using Where = SchedulingQueue::Where;
 
 class QueueTest : public ::testing::Test {
@@ -91,9 +91,8 @@ TEST_F(QueueTest, UnschedulablePodsWaitForAnEventThatMayHelp) {
   FailUnschedulable(kNodeAffinity);
   EXPECT_EQ(queue_.Counts().unschedulable, 2u);
   // An event that helps only pods rejected for resources.
-  queue_.MoveAllToActiveOrBackoffQueue([](const QueuedPodInfo& p) {
-    return p.unschedulable_plugins[0] == kNodeResourcesFit;
-  });
+  queue_.MoveAllToActiveOrBackoffQueue(
+      [](const QueuedPodInfo& p) { return p.unschedulable_plugins[0] == kNodeResourcesFit; });
   // Still inside its 1 s backoff: backoffQ, then activeQ.
   EXPECT_EQ(queue_.Find(Key("needs-cpu")), Where::kBackoff);
   EXPECT_EQ(queue_.Find(Key("needs-label")), Where::kUnschedulable);

@@ -14,9 +14,13 @@ int64_t LeastRequestedScore(int64_t requested, int64_t capacity) {
   return (capacity - requested) * kMaxNodeScore / capacity;
 }
 
-bool Always(const PodInfo&) { return true; }
+bool Always(const PodInfo&) {
+  return true;
+}
 
-bool HasPreferredAffinity(const PodInfo& pod) { return !pod.preferred_affinity.empty(); }
+bool HasPreferredAffinity(const PodInfo& pod) {
+  return !pod.preferred_affinity.empty();
+}
 
 // Best-effort pods would all be drawn to the same nodes by balance alone (upstream issue
 // 129138), so BalancedAllocation skips pods that request neither cpu nor memory.
@@ -65,8 +69,8 @@ int64_t ScoreLeastAllocated(const PodInfo& pod, const NodeInfo& node) {
   int64_t score = 0;
   int64_t weights = 0;
   if (alloc.milli_cpu != 0) {
-    score += LeastRequestedScore(node.non_zero_cpu + pod.non_zero_requests.milli_cpu,
-                                 alloc.milli_cpu);
+    score +=
+        LeastRequestedScore(node.non_zero_cpu + pod.non_zero_requests.milli_cpu, alloc.milli_cpu);
     ++weights;
   }
   if (alloc.memory != 0) {

@@ -88,11 +88,11 @@ TEST(ScoresTest, NodeAffinitySumsMatchingPreferredWeights) {
         {"weight", weight},
         {"preference",
          json::object{{"matchExpressions",
-                       json::array{json::object{{"key", key},
-                                                {"operator", "In"},
-                                                {"values", json::array{value}}}}}}}};
+                       json::array{json::object{
+                           {"key", key}, {"operator", "In"}, {"values", json::array{value}}}}}}}};
   };
-  PodBuilder pod = PodBuilder("p").PreferredAffinity({pref(10, "zone", "a"), pref(5, "disk", "ssd")});
+  PodBuilder pod =
+      PodBuilder("p").PreferredAffinity({pref(10, "zone", "a"), pref(5, "disk", "ssd")});
   std::vector<ScoreCase> cases = {
       {"both", pod, NodeBuilder("n1", "1", "1Gi").Label("zone", "a").Label("disk", "ssd").Info(),
        15},

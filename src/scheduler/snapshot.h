@@ -29,7 +29,7 @@ class Snapshot {
   friend class Cache;
   std::unordered_map<std::string, std::unique_ptr<NodeInfo>> node_map_;
   std::vector<NodeInfo*> node_list_;
-  int64_t generation_ = 0;  // the cache generation this snapshot reflects
+  int64_t generation_ = 0;           // the cache generation this snapshot reflects
   int64_t node_order_version_ = -1;  // the cache's node order this node_list_ follows
 };
 

@@ -37,8 +37,7 @@ std::vector<Toleration> ParseTolerations(const json::array* tolerations) {
     Toleration tol{std::string(api::FindString(o, {"key"})),
                    std::string(api::FindString(o, {"operator"})),
                    std::string(api::FindString(o, {"value"})),
-                   std::string(api::FindString(o, {"effect"})),
-                   std::nullopt};
+                   std::string(api::FindString(o, {"effect"})), std::nullopt};
     if (const json::value* s = api::Find(o, {"tolerationSeconds"}); s && s->is_int64()) {
       tol.toleration_seconds = s->get_int64();
     }

@@ -30,10 +30,10 @@ struct Taint {
 };
 
 struct Toleration {
-  std::string key;       // empty with operator Exists: every key
-  std::string op;        // "Equal" (or empty) or "Exists"
+  std::string key;  // empty with operator Exists: every key
+  std::string op;   // "Equal" (or empty) or "Exists"
   std::string value;
-  std::string effect;    // empty: every effect
+  std::string effect;  // empty: every effect
   std::optional<int64_t> toleration_seconds;
 
   // Upstream Toleration.ToleratesTaint: the effect matches (or is empty), the key matches (or is

@@ -27,9 +27,8 @@ TEST(TaintsTest, ToleratesTaint) {
 }
 
 TEST(TaintsTest, FindUntoleratedScheduleTaintSkipsPreferNoScheduleAndReturnsTheFirst) {
-  std::vector<Taint> taints = {{"soft", "", "PreferNoSchedule"},
-                               {"a", "1", "NoExecute"},
-                               {"b", "2", "NoSchedule"}};
+  std::vector<Taint> taints = {
+      {"soft", "", "PreferNoSchedule"}, {"a", "1", "NoExecute"}, {"b", "2", "NoSchedule"}};
   const Taint* t = FindUntoleratedScheduleTaint(taints, {});
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->key, "a");

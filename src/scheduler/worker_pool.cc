@@ -6,7 +6,9 @@ WorkerPool::WorkerPool(int workers) : n_(workers < 0 ? 0 : workers) {
   for (int i = 0; i < n_; ++i) workers_.push_back(std::make_unique<Worker>());
 }
 
-WorkerPool::~WorkerPool() { Stop(); }
+WorkerPool::~WorkerPool() {
+  Stop();
+}
 
 void WorkerPool::Start() {
   std::lock_guard lock(mu_);

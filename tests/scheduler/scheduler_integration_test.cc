@@ -41,16 +41,17 @@ json::object Node(const std::string& name, const std::string& cpu, const std::st
       {"kind", "Node"},
       {"metadata", json::object{{"name", name}, {"labels", std::move(labels)}}},
       {"spec", std::move(spec)},
-      {"status", json::object{{"capacity", resources},
-                              {"allocatable", resources},
-                              {"conditions", json::array{json::object{{"type", "Ready"},
-                                                                      {"status", "True"},
-                                                                      {"reason", "KubeletReady"}}}}}}};
+      {"status",
+       json::object{{"capacity", resources},
+                    {"allocatable", resources},
+                    {"conditions",
+                     json::array{json::object{
+                         {"type", "Ready"}, {"status", "True"}, {"reason", "KubeletReady"}}}}}}};
 }
 
 json::object Pod(const std::string& name, const std::string& cpu, json::object extra_spec = {}) {
-  json::object spec{{"containers",
-                     json::array{json::object{
+  json::object spec{
+      {"containers", json::array{json::object{
                          {"name", "app"},
                          {"image", "nginx:1.27"},
                          {"resources", json::object{{"requests", json::object{{"cpu", cpu}}}}}}}}};
@@ -66,10 +67,10 @@ class SchedulerIntegrationTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_TRUE(server_.Start());
     client_ = server_.Client();
-    ASSERT_TRUE(scheduler_.Start({CONVERGE_BINARY, "scheduler", "--kubeconfig",
-                                  server_.kubeconfig_path(), "--metrics-bind-address",
-                                  "127.0.0.1:0"},
-                                 server_.data_dir() + "/scheduler.log"));
+    ASSERT_TRUE(
+        scheduler_.Start({CONVERGE_BINARY, "scheduler", "--kubeconfig", server_.kubeconfig_path(),
+                          "--metrics-bind-address", "127.0.0.1:0"},
+                         server_.data_dir() + "/scheduler.log"));
   }
   void TearDown() override {
     scheduler_.Stop();
@@ -100,8 +101,9 @@ class SchedulerIntegrationTest : public ::testing::Test {
   std::string NodeOf(const std::string& pod) { return Str(GetPod(pod), {"spec", "nodeName"}); }
   // Messages of events with `reason` about `pod`.
   std::vector<std::string> Events(const std::string& pod, const std::string& reason) {
-    json::value list = client_->Get("/api/v1/namespaces/default/events?fieldSelector=" +
-                                    testing::Escape("involvedObject.name=" + pod))
+    json::value list = client_
+                           ->Get("/api/v1/namespaces/default/events?fieldSelector=" +
+                                 testing::Escape("involvedObject.name=" + pod))
                            .Json();
     std::vector<std::string> out;
     if (!list.is_object() || !list.as_object().contains("items")) return out;
@@ -137,9 +139,8 @@ TEST_F(SchedulerIntegrationTest, ThreePodsGoToThreeNodes) {
     nodes.insert(node);
     EXPECT_EQ(Str(Condition(p, "PodScheduled"), {"status"}), "True") << p;
     ASSERT_TRUE(WaitFor([&] { return !Events(p, "Scheduled").empty(); })) << p;
-    EXPECT_EQ(Events(p, "Scheduled"),
-              std::vector<std::string>{"Successfully assigned default/" + std::string(p) + " to " +
-                                       node});
+    EXPECT_EQ(Events(p, "Scheduled"), std::vector<std::string>{"Successfully assigned default/" +
+                                                               std::string(p) + " to " + node});
   }
   EXPECT_EQ(nodes.size(), 3u) << "least-allocated spreads one pod per empty node";
   // A fourth pod lands too; with 4 cpu per node, 1 cpu each, every node can take it.
@@ -170,8 +171,9 @@ TEST_F(SchedulerIntegrationTest, TooLargeForEveryNodeThenABigNodeAppears) {
 
 TEST_F(SchedulerIntegrationTest, NodeSelectorsAndTaintsAreRespected) {
   CreateNode(Node("ssd", "4", "8Gi", {{"disktype", "ssd"}}));
-  CreateNode(Node("gpu", "4", "8Gi", {{"accelerator", "gpu"}},
-                  {json::object{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}));
+  CreateNode(
+      Node("gpu", "4", "8Gi", {{"accelerator", "gpu"}},
+           {json::object{{"key", "dedicated"}, {"value", "gpu"}, {"effect", "NoSchedule"}}}));
   CreateNode(Node("plain", "4", "8Gi"));
   CreatePod(Pod("wants-ssd", "100m", {{"nodeSelector", json::object{{"disktype", "ssd"}}}}));
   CreatePod(Pod("gpu-job", "100m",
