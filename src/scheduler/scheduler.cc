@@ -464,4 +464,10 @@ util::Status Scheduler::Run(std::stop_token stop) {
   return result;
 }
 
+util::Status Run(SchedulerOptions options, std::stop_token stop) {
+  if (!options.client) return util::InvalidArgument("the scheduler needs a RestClient to run");
+  Scheduler scheduler(std::move(options));
+  return scheduler.Run(stop);
+}
+
 }  // namespace converge::scheduler

@@ -157,6 +157,12 @@ class Scheduler {
   Snapshot snapshot_;
 };
 
+// Runs a scheduler with `options` until `stop` fires (or, with leader election, leadership is
+// lost): what `converge scheduler` and the all-in-one server call. Blocks; call it on a thread of
+// its own. `options.client` is required (an HTTP or in-process RestClient; not owned, must outlive
+// the call). Errors: as Scheduler::Run.
+util::Status Run(SchedulerOptions options, std::stop_token stop);
+
 // Whether two versions of a pending pod differ in more than status and bookkeeping metadata
 // (resourceVersion, managedFields, generation): upstream's isPodUpdated.
 bool PodSpecChanged(const api::Object& old_pod, const api::Object& new_pod);

@@ -9,6 +9,7 @@
 #include <set>
 #include <thread>
 
+#include "testing/kubectl.h"
 #include "testing/process.h"
 #include "testing/server.h"
 
@@ -162,6 +163,27 @@ TEST_F(SchedulerIntegrationTest, TooLargeForEveryNodeThenABigNodeAppears) {
   EXPECT_EQ(Str(cond, {"reason"}), "Unschedulable");
   EXPECT_EQ(Str(cond, {"message"}), message);
   EXPECT_TRUE(NodeOf("huge").empty());
+
+  // What a user sees with kubectl.
+  ASSERT_TRUE(testing::Kubectl::Available()) << "kubectl is not on PATH";
+  testing::TempDir cache;
+  testing::Kubectl kubectl(server_.kubeconfig_path(), cache.path());
+  testing::CommandResult events =
+      kubectl.Run({"get", "events", "--field-selector", "involvedObject.name=huge"});
+  ASSERT_EQ(events.exit_code, 0) << events.err;
+  EXPECT_NE(events.out.find("FailedScheduling"), std::string::npos) << events.out;
+  EXPECT_NE(events.out.find("0/3 nodes are available: 3 Insufficient cpu."), std::string::npos)
+      << events.out;
+  testing::CommandResult describe = kubectl.Run({"describe", "pod", "huge"});
+  ASSERT_EQ(describe.exit_code, 0) << describe.err;
+  std::string::size_type cond_line = describe.out.find("  PodScheduled ");
+  ASSERT_NE(cond_line, std::string::npos) << describe.out;
+  EXPECT_NE(
+      describe.out.substr(cond_line, describe.out.find('\n', cond_line) - cond_line).find("False"),
+      std::string::npos)
+      << describe.out;
+  EXPECT_NE(describe.out.find("FailedScheduling"), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("default-scheduler"), std::string::npos) << describe.out;
 
   CreateNode(Node("big", "32", "64Gi"));
   ASSERT_TRUE(WaitFor([&] { return !NodeOf("huge").empty(); }));
