@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/converge_binary.h"  // CONVERGE_BINARY (generated)
 #include "testing/http_client.h"
 #include "testing/process.h"
 
