@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controllers/manager/controller_manager.h"
+#include "scheduler/scheduler.h"
 
 namespace converge::server {
 
@@ -30,7 +31,21 @@ util::Status AllInOne::Start() {
       spdlog::error("controller-manager: {}", s.ToString());
     }
   });
-  // TODO(#7): the scheduler and the simulated kubelets (--nodes) start here.
+
+  // The scheduler runs as upstream's identity; the bootstrap policy's system:kube-scheduler and
+  // system:volume-scheduler roles are all it is allowed.
+  clients_.push_back(cp_->InProcessClient("system:kube-scheduler", {}));
+  client::RestClient* scheduler_client = clients_.back().get();
+  components_.emplace_back([this, scheduler_client] {
+    scheduler::SchedulerOptions o;
+    o.client = scheduler_client;
+    o.leader_elect = options_.leader_elect;
+    spdlog::info("scheduler: starting");
+    if (auto s = scheduler::Run(o, stop_.get_token()); !s.ok() && !stop_.stop_requested()) {
+      spdlog::error("scheduler: {}", s.ToString());
+    }
+  });
+  // TODO(#7): the simulated kubelets (--nodes) start here.
   return util::Status();
 }
 
