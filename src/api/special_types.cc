@@ -72,7 +72,7 @@ std::string FormatTime(int64_t unix_seconds) {
 std::string FormatMicroTime(int64_t unix_seconds, int32_t nanos) {
   int64_t secs = unix_seconds + FloorDiv(nanos, 1'000'000'000);
   int64_t ns = nanos - FloorDiv(nanos, 1'000'000'000) * 1'000'000'000;
-  char frac[16];
+  char frac[32];  // room for any long long, so -Wformat-truncation is satisfied
   std::snprintf(frac, sizeof(frac), ".%06lld", static_cast<long long>(ns / 1000));
   return FormatDateTime(secs, frac);
 }
