@@ -1,8 +1,12 @@
 // The controllers the controller-manager runs. One line per controller.
 #include "controllers/deployment/deployment_controller.h"
+#include "controllers/garbagecollector/garbage_collector.h"
+#include "controllers/job/job_controller.h"
 #include "controllers/manager/controller_context.h"
+#include "controllers/namespace/namespace_controller.h"
 #include "controllers/replicaset/replicaset_controller.h"
 #include "controllers/serviceaccount/serviceaccount_controller.h"
+#include "controllers/ttlafterfinished/ttl_after_finished.h"
 
 namespace converge::controllers {
 
@@ -12,6 +16,10 @@ const std::vector<ControllerDescriptor>& BuiltinControllers() {
       {"replicaset", replicaset::NewReplicaSetController},
       {"serviceaccount", serviceaccount::NewServiceAccountController},
       {"deployment", deployment::NewDeploymentController},
+      {"garbagecollector", garbagecollector::InitGarbageCollector},
+      {"namespace", namespace_::InitNamespaceController},
+      {"job", job::InitJobController},
+      {"ttl-after-finished", ttlafterfinished::InitTtlAfterFinished},
   };
   return all;
 }
