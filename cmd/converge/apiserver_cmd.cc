@@ -44,6 +44,8 @@ void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* o) {
                   "Static bearer tokens: token,user,uid[,\"group1,group2\"] per line");
   sub->add_option("--advertise-address", o->advertise_names,
                   "Extra host names or IPs clients use (added to the serving certificate)");
+  sub->add_option("--audit-log-path", o->audit_log_path,
+                  "Append an audit.k8s.io/v1 Event per request (level Metadata) to this file");
   sub->add_flag("!--no-fsync", o->fsync,
                 "Acknowledge writes before they reach the disk (benchmarks only)");
 }

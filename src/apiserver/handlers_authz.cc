@@ -189,7 +189,8 @@ Response APIServer::HandleVirtual(Request& req, const RequestInfo& ri,
   return ErrorResponse(NotFoundPath());
 }
 
-std::optional<ApiError> APIServer::Impersonate(Request& req) {
+std::optional<ApiError> APIServer::Impersonate(Request& req,
+                                               std::optional<UserInfo>* impersonator) {
   std::string user;
   std::string uid;
   std::vector<std::string> groups;
@@ -265,6 +266,7 @@ std::optional<ApiError> APIServer::Impersonate(Request& req) {
     next.groups.push_back("system:authenticated");
   }
   next.authenticated = true;
+  *impersonator = std::move(req.user);
   req.user = std::move(next);
   return std::nullopt;
 }

@@ -12,6 +12,7 @@
 #include "apiserver/node_authorizer.h"
 #include "apiserver/rbac_escalation.h"
 #include "apiserver/strategy.h"
+#include "util/ids.h"
 #include "util/time_format.h"
 
 namespace converge::apiserver {
@@ -240,6 +241,7 @@ bool APIServer::Authorize(const AuthzAttributes& attrs, Response* denied) {
 
 Response APIServer::Handle(Request& req) {
   const auto start = std::chrono::steady_clock::now();
+  const util::WallTime received = options_.audit ? options_.clock->WallNow() : util::WallTime();
   RequestInfo ri = ParseRequestInfo(req);
   const bool mutating = ri.verb == "create" || ri.verb == "update" || ri.verb == "patch" ||
                         ri.verb == "delete" || ri.verb == "deletecollection";
@@ -247,12 +249,13 @@ Response APIServer::Handle(Request& req) {
   util::Gauge& inflight = mutating ? m.inflight_mutating : m.inflight_readonly;
   inflight.Inc();
   Response resp;
+  std::optional<UserInfo> impersonator;  // set when Impersonate-* headers applied
   if (auto user = authenticator_.Authenticate(req); !user.ok()) {
     resp = ErrorResponse(user.error());
   } else if (req.user = std::move(*user); !req.user.authenticated && !IsPublicPath(req.path)) {
     // Anonymous users reach health, version and discovery only.
     resp = ErrorResponse(Unauthorized("Unauthorized"));
-  } else if (auto denied = Impersonate(req)) {
+  } else if (auto denied = Impersonate(req, &impersonator)) {
     resp = ErrorResponse(*denied);
   } else if (AuthzAttributes attrs = AttributesFor(ri, req, req.user); !Authorize(attrs, &resp)) {
     // resp holds the 403
@@ -263,7 +266,32 @@ Response APIServer::Handle(Request& req) {
   }
   inflight.Dec();
   m.Observe(ri, resp.status, std::chrono::steady_clock::now() - start);
+  if (options_.audit) Audit(req, ri, impersonator, received, &resp);
   return resp;
+}
+
+void APIServer::Audit(const Request& req, const RequestInfo& ri,
+                      const std::optional<UserInfo>& impersonator, util::WallTime received,
+                      Response* resp) {
+  AuditRecord r;
+  r.audit_id = util::NewUuid();
+  // Long-running requests are logged when their stream starts (upstream logs ResponseStarted
+  // at once and ResponseComplete when the watch ends; we keep the first).
+  if (resp->stream) r.stage = "ResponseStarted";
+  r.request = &req;
+  r.info = &ri;
+  if (impersonator) {
+    r.user = *impersonator;
+    r.impersonated = req.user;
+  } else {
+    r.user = req.user;
+  }
+  r.code = resp->status;
+  if (resp->status >= 300) r.response_body = resp->body;
+  r.received = received;
+  r.stage_time = options_.clock->WallNow();
+  options_.audit->Write(BuildAuditEvent(r));
+  resp->headers.emplace_back("Audit-Id", std::move(r.audit_id));
 }
 
 }  // namespace converge::apiserver

@@ -21,6 +21,7 @@
 #include "api/resource.h"
 #include "apiserver/admission.h"
 #include "apiserver/admission_namespace_lifecycle.h"
+#include "apiserver/audit.h"
 #include "apiserver/authn.h"
 #include "apiserver/authz.h"
 #include "apiserver/discovery.h"
@@ -60,6 +61,9 @@ struct APIServerOptions {
   ServiceAccountTokenOptions service_account_tokens;
   // Longest watch when the client gives no timeoutSeconds (upstream: 30-60 min, randomized).
   std::chrono::seconds max_watch_timeout{1800};
+  // Receives one audit event per request (level Metadata); null = no audit log. Not owned; must
+  // outlive the server and must not block.
+  AuditSink* audit = nullptr;
 };
 
 class APIServer {
@@ -103,10 +107,14 @@ class APIServer {
   Response HandleVirtual(Request& req, const RequestInfo& ri, const api::ResourceInfo& info);
   // Builds the authorizer chain and the RBAC admission plugins (before the caches start).
   void InstallAuthorization();
-  // Applies Impersonate-* headers: checks the `impersonate` verb and replaces req.user.
-  std::optional<ApiError> Impersonate(Request& req);
+  // Applies Impersonate-* headers: checks the `impersonate` verb and replaces req.user (the
+  // authenticated user moves to *impersonator, for the audit log).
+  std::optional<ApiError> Impersonate(Request& req, std::optional<UserInfo>* impersonator);
   // Asks the authorizer chain; on a denial fills *denied with the 403 and returns false.
   bool Authorize(const AuthzAttributes& attrs, Response* denied);
+  // Writes the audit event of a served request to options_.audit and sets its Audit-Id header.
+  void Audit(const Request& req, const RequestInfo& ri, const std::optional<UserInfo>& impersonator,
+             util::WallTime received, Response* resp);
   // The spec.nodeName of a pod (node authorizer); nullopt when there is no such pod.
   std::optional<std::string> PodNode(std::string_view ns, std::string_view name);
   // ServiceAccount tokens (handlers_token.cc): serviceaccounts/token, tokenreviews, and the check

@@ -60,6 +60,12 @@ util::Status ControlPlane::Start() {
   }
   ao.service_account_tokens.private_key_pem = pki_.service_account_key.key_pem;
   ao.service_account_tokens.public_key_pem = pki_.service_account_key.cert_pem;
+  if (!options_.audit_log_path.empty()) {
+    audit_ = std::make_unique<apiserver::AuditLogFile>(
+        apiserver::AuditLogFileOptions{.path = options_.audit_log_path});
+    CONVERGE_RETURN_IF_ERROR(audit_->Start());
+    ao.audit = audit_.get();
+  }
   ao.kv = kv_.get();
   ao.advertise_address = options_.listen;
   ao.cacher.cache.history_capacity = options_.watch_cache_size;
@@ -105,11 +111,13 @@ util::Status ControlPlane::Start() {
 
 void ControlPlane::Stop() {
   // Reverse of Start: stop taking requests, stop the API server (its watch caches end every
-  // watch), then close the store (it syncs what is queued).
+  // watch), flush the audit log, then close the store (it syncs what is queued).
   if (http_) http_->Stop();
   if (api_) api_->Stop();
   http_.reset();
   api_.reset();
+  if (audit_) audit_->Stop();
+  audit_.reset();
   kv_.reset();
 }
 

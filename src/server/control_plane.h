@@ -34,6 +34,8 @@ struct ControlPlaneOptions {
   std::string token_auth_file;
   // Extra names or addresses clients use to reach the server (serving certificate SANs).
   std::vector<std::string> advertise_names;
+  // Upstream's --audit-log-path: one audit.k8s.io/v1 Event per line (level Metadata); empty = off.
+  std::string audit_log_path;
 };
 
 class ControlPlane {
@@ -62,6 +64,7 @@ class ControlPlane {
  private:
   const ControlPlaneOptions options_;
   std::unique_ptr<store::KV> kv_;
+  std::unique_ptr<apiserver::AuditLogFile> audit_;  // before api_: it outlives the API server
   std::unique_ptr<apiserver::APIServer> api_;
   std::unique_ptr<apiserver::HttpServer> http_;
   apiserver::Pki pki_;
