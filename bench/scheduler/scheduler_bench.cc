@@ -3,12 +3,13 @@
 //   build/bench/scheduler/scheduler_bench --nodes 5000 --pods 50000 [--transport inprocess|http]
 //       [--fsync] [--bind-workers 16] [--json FILE]
 //
-// Sets up an API server over an embedded store in a temporary directory (in this process;
-// reached in-process or over loopback HTTP), creates the nodes and the pending pods, then starts
-// the scheduler — informers, queue, filter/score, assume, bind through pods/binding — and times
-// it until every pod is bound. Reported, as scheduler_perf does: pods scheduled per second over
-// the run (from the first binding to the last), the mean of per-second samples, and the time
-// including the scheduler's start-up (the initial list of every pending pod).
+// Sets up an API server (server::ControlPlane: TLS, authentication, RBAC) in a temporary
+// directory in this process, reached in-process or over loopback HTTPS as system:kube-scheduler;
+// creates the nodes and the pending pods, then starts the scheduler — informers, queue,
+// filter/score, assume, bind through pods/binding — and times it until every pod is bound.
+// Reported, as scheduler_perf does: pods scheduled per second over the run (from the first binding
+// to the last), the mean of per-second samples, and the time including the scheduler's start-up
+// (the initial list of every pending pod).
 #include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -21,12 +22,10 @@
 #include <fstream>
 #include <thread>
 
-#include "apiserver/http_server.h"
-#include "apiserver/server.h"
+#include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "scheduler/scheduler.h"
-#include "server/inprocess_transport.h"
-#include "store/embedded_store.h"
+#include "server/control_plane.h"
 
 namespace converge {
 namespace {
@@ -120,50 +119,44 @@ int Run(const Flags& f) {
                                                    ("scheduler-bench-" + std::to_string(getpid())));
     dir = temp->string();
   }
-  store::EmbeddedStoreOptions so;
-  so.dir = dir + "/store";
-  so.fsync = f.fsync;
-  auto kv = store::OpenEmbeddedStore(so);
-  if (!kv.ok()) {
-    fprintf(stderr, "store: %s\n", kv.status().ToString().c_str());
+  // The API server as `converge server` runs it: TLS, authentication, RBAC, admission.
+  server::ControlPlaneOptions cpo;
+  cpo.data_dir = dir;
+  cpo.listen = "127.0.0.1:0";
+  cpo.fsync = f.fsync;
+  cpo.watch_cache_size = 200000;
+  server::ControlPlane cp(cpo);
+  if (util::Status s = cp.Start(); !s.ok()) {
+    fprintf(stderr, "control plane: %s\n", s.ToString().c_str());
     return 1;
   }
-  apiserver::APIServerOptions ao;
-  ao.kv = kv->get();
-  ao.compaction_interval = std::chrono::milliseconds(0);
-  ao.cacher.cache.history_capacity = 200000;
-  apiserver::APIServer server(ao);
-  if (util::Status s = server.Start(); !s.ok()) {
-    fprintf(stderr, "apiserver: %s\n", s.ToString().c_str());
-    return 1;
-  }
-  std::unique_ptr<apiserver::HttpServer> http;
+  // Setup writes as an administrator; the scheduler as itself (system:kube-scheduler's RBAC role),
+  // in-process or over HTTPS with a client certificate.
+  std::unique_ptr<client::RestClient> admin = cp.InProcessClient("bench-admin", {"system:masters"});
   std::unique_ptr<client::RestClient> rest;
   if (f.transport == "http") {
-    apiserver::HttpServerOptions ho;
-    ho.listen = "127.0.0.1:0";
-    ho.handler = [&server](apiserver::Request& r) { return server.Handle(r); };
-    http = std::make_unique<apiserver::HttpServer>(ho);
-    if (util::Status s = http->Start(); !s.ok()) {
-      fprintf(stderr, "http: %s\n", s.ToString().c_str());
+    std::string kubeconfig = dir + "/scheduler.kubeconfig";
+    if (util::Status s = cp.WriteUserKubeconfig(kubeconfig, "system:kube-scheduler", {}); !s.ok()) {
+      fprintf(stderr, "kubeconfig: %s\n", s.ToString().c_str());
       return 1;
     }
-    client::RestConfig rc;
-    rc.server = "http://127.0.0.1:" + std::to_string(http->port());
-    auto r = client::RestClient::ForConfig(rc);
+    auto config = client::LoadRestConfig(kubeconfig);
+    if (!config.ok()) {
+      fprintf(stderr, "kubeconfig: %s\n", config.status().ToString().c_str());
+      return 1;
+    }
+    auto r = client::RestClient::ForConfig(*config);
     if (!r.ok()) return 1;
     rest = std::move(*r);
   } else {
-    auto transport = std::make_shared<server::InProcessTransport>(
-        [&server](apiserver::Request& r) { return server.Handle(r); });
-    rest = std::make_unique<client::RestClient>(client::RestClientOptions{.transport = transport});
+    rest = cp.InProcessClient("system:kube-scheduler", {});
   }
 
   printf("setup: %d nodes, %d pods (%s transport, fsync %s)\n", f.nodes, f.pods,
          f.transport.c_str(), f.fsync ? "on" : "off");
-  double node_s = CreateAll(*rest, {"", "v1", "nodes"}, "", f.nodes, f.setup_threads,
+  double node_s = CreateAll(*admin, {"", "v1", "nodes"}, "", f.nodes, f.setup_threads,
                             [&](int i) { return NodeObject(i, f); });
-  double pod_s = CreateAll(*rest, {"", "v1", "pods"}, "default", f.pods, f.setup_threads,
+  double pod_s = CreateAll(*admin, {"", "v1", "pods"}, "default", f.pods, f.setup_threads,
                            [&](int i) { return PodObject(i, f); });
   printf("setup: nodes in %.1f s, pods in %.1f s (%.0f creates/s)\n", node_s, pod_s,
          f.pods / pod_s);
@@ -250,9 +243,9 @@ int Run(const Flags& f) {
     std::ofstream(f.json_file) << json::serialize(out) << "\n";
   }
 
-  if (http) http->Stop();
-  server.Stop();
-  kv->reset();
+  rest.reset();
+  admin.reset();
+  cp.Stop();
   if (temp) std::filesystem::remove_all(*temp);
   return total >= f.pods ? 0 : 1;
 }
