@@ -7,6 +7,7 @@ JOBS       ?= $(shell nproc)
 DATA_DIR   ?= data
 LISTEN     ?= 127.0.0.1:6443
 NODES      ?= 3
+FUZZ_SECONDS ?= 5
 
 .PHONY: all deps configure build run test test-unit test-sanitizers test-asan test-tsan bench fuzz format clean
 
@@ -43,6 +44,10 @@ test-tsan: deps
 	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVERGE_SANITIZE=thread -DCONVERGE_BUILD_BENCH=OFF
 	cmake --build build-tsan -j $(JOBS) --target sanitizer_tests
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
+
+# Every libFuzzer target (src/*/*_fuzz.cc), built with clang in build-fuzz/, FUZZ_SECONDS each.
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) ./scripts/fuzz-smoke.sh
 
 bench: deps build
 	./scripts/bench.sh $(BUILD)

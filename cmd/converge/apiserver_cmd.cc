@@ -46,6 +46,17 @@ void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* o) {
                   "Extra host names or IPs clients use (added to the serving certificate)");
   sub->add_option("--audit-log-path", o->audit_log_path,
                   "Append an audit.k8s.io/v1 Event per request (level Metadata) to this file");
+  sub->add_option("--max-requests-inflight", o->max_requests_inflight,
+                  "Read-only requests queued or executing at once before 429 (0: no cap)")
+      ->capture_default_str();
+  sub->add_option("--max-mutating-requests-inflight", o->max_mutating_requests_inflight,
+                  "Mutating requests queued or executing at once before 429 (0: no cap)")
+      ->capture_default_str();
+  sub->add_option_function<int>(
+         "--request-timeout",
+         [o](int seconds) { o->request_timeout = std::chrono::seconds(seconds); },
+         "Seconds before a request (not a watch) is answered 504 Timeout")
+      ->default_str("60");
   sub->add_flag("!--no-fsync", o->fsync,
                 "Acknowledge writes before they reach the disk (benchmarks only)");
 }

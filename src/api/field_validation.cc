@@ -436,8 +436,18 @@ std::vector<std::string> FindUnknownFields(json::object& obj, const TypeSchema& 
   return w.TakeUnknown();
 }
 
+// Upstream's JSON decoder refuses documents nested deeper than 10000 levels; Boost.JSON's default
+// (32) would refuse legitimate deep objects (CRD schemas), so the limit is set explicitly.
+constexpr size_t kMaxNestingDepth = 10000;
+
+json::parse_options DepthLimited() {
+  json::parse_options options;
+  options.max_depth = kMaxNestingDepth;
+  return options;
+}
+
 StatusOr<std::vector<std::string>> FindDuplicateFields(std::string_view text) {
-  json::basic_parser<DuplicateHandler> p(json::parse_options{});
+  json::basic_parser<DuplicateHandler> p(DepthLimited());
   boost::system::error_code ec;
   p.write_some(false, text.data(), text.size(), ec);
   if (ec) return InvalidArgument(ec.message());
@@ -455,7 +465,11 @@ Status CheckFieldTypes(const json::object& obj, const TypeSchema& type) {
 StatusOr<DecodedBody> DecodeJsonBody(std::string_view text, const TypeSchema& type,
                                      FieldValidation mode) {
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec);
+  json::value v = json::parse(text, ec, json::storage_ptr(), DepthLimited());
+  if (ec == json::error::too_deep) {
+    return InvalidArgument("the request body is nested too deeply (more than " +
+                           std::to_string(kMaxNestingDepth) + " levels)");
+  }
   if (ec) return InvalidArgument(ec.message());
   if (!v.is_object()) {
     return InvalidArgument("json: cannot unmarshal " + JsonKindName(v) + " into Go value of type " +

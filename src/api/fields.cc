@@ -63,16 +63,21 @@ util::StatusOr<FieldSelector> FieldSelector::Parse(std::string_view text) {
   for (const std::string& term : SplitTerms(text)) {
     if (term.empty()) continue;
     Requirement r;
-    size_t op_pos;
-    size_t op_len;
-    if ((op_pos = term.find("!=")) != std::string::npos) {
+    // The earliest operator wins, "!=" and "==" before "=" at one position (upstream's
+    // splitTerm): "a=b==c" is a = "b==c", not "a=b" == "c".
+    size_t op_pos = term.find_first_of("!=");
+    while (op_pos != std::string::npos && term[op_pos] == '!' &&
+           (op_pos + 1 >= term.size() || term[op_pos + 1] != '=')) {
+      op_pos = term.find_first_of("!=", op_pos + 1);
+    }
+    size_t op_len = 1;
+    if (op_pos != std::string::npos && term[op_pos] == '!') {
       r.equals = false;
       op_len = 2;
-    } else if ((op_pos = term.find("==")) != std::string::npos) {
+    } else if (op_pos != std::string::npos && term.compare(op_pos, 2, "==") == 0) {
       op_len = 2;
-    } else if ((op_pos = term.find('=')) != std::string::npos) {
-      op_len = 1;
-    } else {
+    }
+    if (op_pos == std::string::npos) {
       return util::InvalidArgument("invalid selector: '" + std::string(text) +
                                    "'; can't understand '" + term + "'");
     }

@@ -16,14 +16,22 @@ namespace {
 // exponential alias expansion.
 constexpr size_t kNodesPerByte = 64;
 constexpr size_t kMinNodeBudget = 100000;
+// Scalar bytes (keys and values) allowed per input byte (plus a floor): a node budget alone lets
+// one long anchored string, aliased many times, expand quadratically (8 KiB × 2700 aliases from a
+// 16 KiB document is 22 MB).
+constexpr size_t kScalarBytesPerByte = 16;
+constexpr size_t kMinScalarByteBudget = 4 << 20;
 
 class Converter {
  public:
-  explicit Converter(size_t budget) : budget_(budget) {}
+  Converter(size_t budget, size_t byte_budget) : budget_(budget), byte_budget_(byte_budget) {}
 
   util::StatusOr<json::value> Convert(const YAML::Node& node) {
     if (++nodes_ > budget_) {
       return util::InvalidArgument("yaml: document expands to too many nodes (excessive aliasing)");
+    }
+    if (node.IsScalar() && (bytes_ += node.Scalar().size()) > byte_budget_) {
+      return util::InvalidArgument("yaml: document expands to too many bytes (excessive aliasing)");
     }
     switch (node.Type()) {
       case YAML::NodeType::Undefined:
@@ -44,6 +52,10 @@ class Converter {
         for (const auto& kv : node) {
           if (!kv.first.IsScalar()) {
             return util::InvalidArgument("yaml: mapping keys must be scalars");
+          }
+          if ((bytes_ += kv.first.Scalar().size()) > byte_budget_) {
+            return util::InvalidArgument(
+                "yaml: document expands to too many bytes (excessive aliasing)");
           }
           auto v = Convert(kv.second);
           if (!v.ok()) return v.status();
@@ -126,7 +138,9 @@ class Converter {
   }
 
   const size_t budget_;
+  const size_t byte_budget_;
   size_t nodes_ = 0;
+  size_t bytes_ = 0;
 };
 
 }  // namespace
@@ -138,7 +152,8 @@ util::StatusOr<json::value> YamlToJson(std::string_view text) {
   } catch (const YAML::Exception& e) {
     return util::InvalidArgument(std::string("yaml: ") + e.what());
   }
-  Converter c(std::max(kMinNodeBudget, text.size() * kNodesPerByte));
+  Converter c(std::max(kMinNodeBudget, text.size() * kNodesPerByte),
+              std::max(kMinScalarByteBudget, text.size() * kScalarBytesPerByte));
   return c.Convert(root);
 }
 

@@ -6,7 +6,6 @@
 #include <boost/asio/ssl.hpp>
 #include <boost/beast.hpp>
 #include <boost/beast/ssl.hpp>
-#include <boost/url.hpp>
 
 #include <array>
 #include <atomic>
@@ -15,6 +14,9 @@
 #include <thread>
 
 #include "apiserver/errors.h"
+#include "apiserver/http2_session.h"
+#include "apiserver/http_request.h"
+#include "util/metrics.h"
 
 namespace converge::apiserver {
 
@@ -28,29 +30,6 @@ using asio::use_awaitable;
 namespace {
 
 constexpr size_t kHeaderLimit = 64 * 1024;
-
-Request ToRequest(const http::request<http::string_body>& in, const std::string& remote) {
-  Request req;
-  req.method = std::string(in.method_string());
-  req.remote_address = remote;
-  std::string_view target = in.target();
-  auto parsed = boost::urls::parse_origin_form(target);
-  if (parsed) {
-    req.path = parsed->path();
-    for (auto p : parsed->params()) {
-      req.query.emplace_back(p.key, p.has_value ? p.value : std::string());
-    }
-  } else {
-    req.path = std::string(target.substr(0, target.find('?')));
-  }
-  for (const auto& f : in) {
-    std::string name(f.name_string());
-    for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    req.headers.emplace_back(std::move(name), std::string(f.value()));
-  }
-  req.body = in.body();
-  return req;
-}
 
 http::response<http::string_body> ToHttp(const Response& r, unsigned version, bool keep_alive) {
   http::response<http::string_body> out{static_cast<http::status>(r.status), version};
@@ -66,6 +45,9 @@ Response ErrorResponse(const ApiError& e) {
   Response r;
   r.status = e.code;
   r.body = e.ToJson();
+  if (e.retry_after_seconds > 0) {
+    r.headers.emplace_back("Retry-After", std::to_string(e.retry_after_seconds));
+  }
   return r;
 }
 
@@ -106,6 +88,58 @@ PeerIdentity IdentityOf(SSL* ssl) {
   return id;
 }
 
+// Requests and connections by protocol ("HTTP/1.1", "HTTP/2.0"): shows what clients negotiate.
+struct ProtocolMetrics {
+  util::Counter& h1_requests;
+  util::Counter& h2_requests;
+  util::Counter& h1_connections;
+  util::Counter& h2_connections;
+
+  static ProtocolMetrics& Get() {
+    static util::CounterFamily& requests =
+        util::DefaultRegistry().AddCounter({"apiserver_requests_by_protocol_total",
+                                            "Requests received, by HTTP protocol version.",
+                                            {"protocol"}});
+    static util::CounterFamily& connections =
+        util::DefaultRegistry().AddCounter({"apiserver_connections_total",
+                                            "Connections accepted, by negotiated HTTP protocol.",
+                                            {"protocol"}});
+    static ProtocolMetrics* m = new ProtocolMetrics{
+        requests.WithLabelValues({"HTTP/1.1"}), requests.WithLabelValues({"HTTP/2.0"}),
+        connections.WithLabelValues({"HTTP/1.1"}), connections.WithLabelValues({"HTTP/2.0"})};
+    return *m;
+  }
+};
+
+// ALPN (RFC 7301): the server picks "h2" when the client offers it, else "http/1.1".
+int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in,
+               unsigned int inlen, void* arg) {
+  const bool h2 = arg != nullptr;
+  static const unsigned char kProtocols[] = "\x02h2\x08http/1.1";
+  const unsigned char* server = h2 ? kProtocols : kProtocols + 3;
+  unsigned int server_len = h2 ? sizeof(kProtocols) - 1 : sizeof(kProtocols) - 4;
+  unsigned char* selected = nullptr;
+  if (SSL_select_next_proto(&selected, outlen, server, server_len, in, inlen) !=
+      OPENSSL_NPN_NEGOTIATED) {
+    return SSL_TLSEXT_ERR_NOACK;  // no overlap: continue without ALPN (HTTP/1.1)
+  }
+  *out = selected;
+  return SSL_TLSEXT_ERR_OK;
+}
+
+// One request on its way through admission and a worker. Lives until both the serving coroutine
+// and the worker are done with it; `result` and `abandoned` are touched only on the connection's
+// strand.
+struct Call {
+  Call(asio::any_io_executor ex, Request r) : executor(ex), timer(ex), req(std::move(r)) {}
+  asio::any_io_executor executor;
+  asio::steady_timer timer;
+  Request req;
+  bool started = false;
+  std::optional<Response> result;
+  bool abandoned = false;  // the caller got 504 and went on
+};
+
 // Shared between a streaming response's writer and the callbacks that wake it.
 struct StreamState {
   explicit StreamState(asio::any_io_executor ex) : timer(ex) {}
@@ -117,7 +151,14 @@ struct StreamState {
 
 struct HttpServer::Impl {
   explicit Impl(HttpServerOptions o)
-      : options(std::move(o)), workers(static_cast<size_t>(std::max(1, options.worker_threads))) {}
+      : options(std::move(o)),
+        // Exempt and long-running requests hold no seat: extra workers keep them from waiting
+        // behind the seated ones.
+        workers(static_cast<size_t>(std::max(1, options.worker_threads) + kUnseatedWorkers)) {
+    if (options.classify) flow_control.emplace(options.flow_control);
+  }
+
+  static constexpr int kUnseatedWorkers = 4;
 
   HttpServerOptions options;
   asio::io_context ioc;
@@ -128,7 +169,11 @@ struct HttpServer::Impl {
   std::atomic<uint16_t> port{0};
   std::atomic<bool> stopped{false};
 
+  std::optional<FlowControl> flow_control;
+
   asio::awaitable<void> Accept();
+  // Admission, the handler on a worker and the request timeout (see the class comment).
+  asio::awaitable<Response> Serve(Request req);
   template <typename Stream>
   asio::awaitable<void> Session(Stream stream, std::string remote, PeerIdentity peer);
   template <typename Stream>
@@ -216,6 +261,69 @@ asio::awaitable<bool> HttpServer::Impl::WriteStream(Stream& stream, Response& re
   co_return false;
 }
 
+asio::awaitable<Response> HttpServer::Impl::Serve(Request req) {
+  RequestClass rc;
+  rc.level = PriorityLevel::kExempt;
+  rc.long_running = true;
+  if (options.classify) rc = options.classify(req);
+  auto ex = co_await asio::this_coro::executor;
+  auto call = std::make_shared<Call>(ex, std::move(req));
+  beast::error_code ec;
+
+  // Admission: wait for a seat (at most a quarter of the request timeout, as upstream's queues).
+  FlowControl::Ticket ticket = 0;
+  if (flow_control && !rc.long_running) {
+    call->timer.expires_after(options.request_timeout / 4);
+    ticket = flow_control->Admit(rc, [call] {
+      asio::post(call->executor, [call] {
+        call->started = true;
+        call->timer.cancel();
+      });
+    });
+    if (ticket == 0) {
+      co_return ErrorResponse(
+          TooManyRequests("Too many requests, please try again later.", /*retry_after=*/1));
+    }
+    co_await call->timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    if (!call->started && flow_control->Cancel(ticket)) {
+      co_return ErrorResponse(
+          TooManyRequests("Too many requests, please try again later.", /*retry_after=*/1));
+    }
+    while (!call->started) {  // it got its seat as it timed out: the post is on its way
+      call->timer.expires_at(asio::steady_timer::time_point::max());
+      co_await call->timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    }
+  }
+
+  // The handler runs on a worker: it may block on a store commit.
+  if (!rc.long_running)
+    call->timer.expires_after(options.request_timeout);
+  else
+    call->timer.expires_at(asio::steady_timer::time_point::max());
+  FlowControl* fc = flow_control ? &*flow_control : nullptr;
+  asio::post(workers, [this, call, ticket, fc] {
+    Response r = options.handler(call->req);
+    if (fc && ticket != 0) fc->Finish(ticket);
+    asio::post(call->executor, [call, r = std::move(r)]() mutable {
+      if (call->abandoned) {
+        if (r.stream) r.stream->Close();
+        return;
+      }
+      call->result = std::move(r);
+      call->timer.cancel();
+    });
+  });
+  while (!call->result) {
+    co_await call->timer.async_wait(asio::redirect_error(use_awaitable, ec));
+    if (!ec && !call->result) {
+      call->abandoned = true;
+      co_return ErrorResponse(
+          Timeout("request did not complete within requested timeout - context deadline exceeded"));
+    }
+  }
+  co_return std::move(*call->result);
+}
+
 // A lingering close: after answering early (413) the client may still be sending the body. Closing
 // at once would reset the connection before it reads the answer, so read and discard what it
 // sends, for a bounded time and byte count, until it closes its side.
@@ -265,10 +373,8 @@ asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remot
     req.client_cert_cn = peer.cn;
     req.client_cert_orgs = peer.orgs;
     req.client_cert_error = peer.error;
-    // Run the handler on the worker pool: it may block on a store commit.
-    Response resp = co_await asio::co_spawn(
-        workers, [this, &req]() -> asio::awaitable<Response> { co_return options.handler(req); },
-        use_awaitable);
+    ProtocolMetrics::Get().h1_requests.Inc();
+    Response resp = co_await Serve(std::move(req));
     if (resp.stream) {
       co_await WriteStream(stream, resp, version);
       break;
@@ -304,10 +410,32 @@ asio::awaitable<void> HttpServer::Impl::Accept() {
                                             asio::redirect_error(use_awaitable, hec));
             if (hec) co_return;
             PeerIdentity peer = IdentityOf(stream.native_handle());
+            const unsigned char* alpn = nullptr;
+            unsigned int alpn_len = 0;
+            SSL_get0_alpn_selected(stream.native_handle(), &alpn, &alpn_len);
+            if (std::string_view(reinterpret_cast<const char*>(alpn), alpn_len) == "h2") {
+              ProtocolMetrics::Get().h2_connections.Inc();
+              Request base;
+              base.remote_address = remote;
+              base.has_client_cert = peer.has_cert;
+              base.client_cert_cn = peer.cn;
+              base.client_cert_orgs = peer.orgs;
+              base.client_cert_error = peer.error;
+              Http2SessionOptions h2;
+              h2.max_body_bytes = options.max_body_bytes;
+              h2.serve = [this](Request req) -> asio::awaitable<Response> {
+                ProtocolMetrics::Get().h2_requests.Inc();
+                co_return co_await Serve(std::move(req));
+              };
+              co_await RunHttp2Session(std::move(stream), std::move(base), std::move(h2));
+              co_return;
+            }
+            ProtocolMetrics::Get().h1_connections.Inc();
             co_await Session(std::move(stream), remote, std::move(peer));
           },
           asio::detached);
     } else {
+      ProtocolMetrics::Get().h1_connections.Inc();
       asio::co_spawn(ex, Session(beast::tcp_stream(std::move(socket)), remote, PeerIdentity{}),
                      asio::detached);
     }
@@ -359,6 +487,8 @@ util::Status HttpServer::Start() {
       impl_->tls->set_verify_mode(ssl::verify_peer);
       impl_->tls->set_verify_callback([](bool, ssl::verify_context&) { return true; });
     }
+    SSL_CTX_set_alpn_select_cb(impl_->tls->native_handle(), &SelectAlpn,
+                               impl_->options.enable_http2 ? impl_.get() : nullptr);
   }
 
   tcp::endpoint ep(address, port);

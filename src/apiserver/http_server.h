@@ -6,14 +6,24 @@
 // separate pool of `worker_threads` so that an fsync never stalls I/O. Streams are drained on
 // the I/O threads; a stream that has nothing to send costs no thread.
 //
+// Over TLS, ALPN offers "h2" and "http/1.1": an HTTP/2 connection (http2_session.h) multiplexes
+// streams that are served exactly like HTTP/1.1 requests.
+//
+// Every request goes through Serve: admission by FlowControl (429 with Retry-After when refused),
+// then the handler on a worker, bounded by the request timeout (504 Timeout; the handler still
+// runs to completion and keeps its seat until it does, as upstream's timeout filter). Long-running
+// requests (watches, followed logs) skip both.
+//
 // Thread-safety: Start/Stop from one thread; the handler is called concurrently.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "apiserver/flow_control.h"
 #include "apiserver/request.h"
 #include "util/status.h"
 
@@ -30,6 +40,15 @@ struct HttpServerOptions {
   std::string key_file;
   std::string client_ca_file;  // when set, client certificates are requested and verified
   std::function<Response(Request&)> handler;
+  // Offer HTTP/2 (ALPN "h2") on TLS connections.
+  bool enable_http2 = true;
+  // How each request is admitted. Null: no admission control and no request timeout.
+  std::function<RequestClass(const Request&)> classify;
+  // Seats and caps; used when `classify` is set. Seats are taken by requests that run on workers,
+  // so `concurrency` should not exceed `worker_threads`.
+  FlowControlOptions flow_control;
+  // Requests (other than long-running ones) not answered in this time get 504 Timeout.
+  std::chrono::milliseconds request_timeout{std::chrono::seconds(60)};
 };
 
 class HttpServer {

@@ -2,10 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
+#include "apiserver/flow_control.h"
 #include "apiserver/kubeconfig.h"
 #include "server/inprocess_transport.h"
 #include "store/embedded_store.h"
@@ -90,6 +93,36 @@ util::Status ControlPlane::Start() {
     ho.key_file = pki_.serving_key_file();
     ho.client_ca_file = pki_.ca_file();
   }
+  // Admission needs the user before the handler runs: classify with an authenticator of the same
+  // configuration (client certificates and tokens are checked again by the handler; both are
+  // cheap).
+  auto authn = std::make_shared<apiserver::Authenticator>(ao.authentication);
+  const bool insecure = options_.insecure_http;
+  ho.classify = [authn, insecure](const apiserver::Request& req) {
+    apiserver::UserInfo user{"system:anonymous", "", {"system:unauthenticated"}, false};
+    if (insecure) {
+      user = {"system:admin", "", {"system:masters", "system:authenticated"}, true};
+    } else if (auto u = authn->Authenticate(req); u.ok()) {
+      user = std::move(*u);
+    }
+    apiserver::RequestClass c =
+        apiserver::ClassifyRequest(req, apiserver::ParseRequestInfo(req), user);
+    // ServiceAccount JWTs are verified inside the API server only; until the classifier can ask
+    // it (TODO(#11)), each distinct bearer token is a flow of its own rather than "anonymous".
+    if (!user.authenticated) {
+      std::string_view auth = req.Header("authorization");
+      if (auth.starts_with("Bearer ")) {
+        c.flow = "bearer:" + std::to_string(std::hash<std::string_view>{}(auth.substr(7)));
+      }
+    }
+    return c;
+  };
+  ho.flow_control.max_requests_inflight = options_.max_requests_inflight;
+  ho.flow_control.max_mutating_requests_inflight = options_.max_mutating_requests_inflight;
+  ho.flow_control.concurrency = options_.workers;
+  // An eighth of the seats (at least one) for leases and node heartbeats.
+  ho.flow_control.system_seats = std::max(1, options_.workers / 8);
+  ho.request_timeout = options_.request_timeout;
   http_ = std::make_unique<apiserver::HttpServer>(ho);
   CONVERGE_RETURN_IF_ERROR(http_->Start());
 

@@ -9,6 +9,7 @@
 // Thread-safety: Start/Stop from one thread; the accessors are safe once Start returned.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -36,6 +37,10 @@ struct ControlPlaneOptions {
   std::vector<std::string> advertise_names;
   // Upstream's --audit-log-path: one audit.k8s.io/v1 Event per line (level Metadata); empty = off.
   std::string audit_log_path;
+  // Overload protection (apiserver/flow_control.h): upstream's flags and defaults.
+  int max_requests_inflight = 400;
+  int max_mutating_requests_inflight = 200;
+  std::chrono::seconds request_timeout{60};
 };
 
 class ControlPlane {
