@@ -17,6 +17,7 @@ void RegisterApiserver(CLI::App& app);
 void RegisterControllerManager(CLI::App& app);
 void RegisterServer(CLI::App& app);
 void RegisterScheduler(CLI::App& app);
+void RegisterKubelet(CLI::App& app);
 
 // The exit code the last run subcommand asked for.
 int ExitCode();

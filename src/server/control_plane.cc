@@ -10,6 +10,7 @@
 
 #include "apiserver/flow_control.h"
 #include "apiserver/kubeconfig.h"
+#include "kubelet/log_proxy.h"
 #include "server/inprocess_transport.h"
 #include "store/embedded_store.h"
 
@@ -74,6 +75,8 @@ util::Status ControlPlane::Start() {
   ao.cacher.cache.history_capacity = options_.watch_cache_size;
   ao.compaction_interval = options_.compaction_interval;
   api_ = std::make_unique<apiserver::APIServer>(ao);
+  // kubectl logs: proxied to the kubelet serving the pod's node (its daemonEndpoints port).
+  api_->SetLogProvider(kubelet::NewKubeletLogProxy(api_.get()));
   CONVERGE_RETURN_IF_ERROR(api_->Start());
 
   apiserver::HttpServerOptions ho;

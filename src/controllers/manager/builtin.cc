@@ -4,6 +4,7 @@
 #include "controllers/job/job_controller.h"
 #include "controllers/manager/controller_context.h"
 #include "controllers/namespace/namespace_controller.h"
+#include "controllers/nodelifecycle/controller.h"
 #include "controllers/replicaset/replicaset_controller.h"
 #include "controllers/serviceaccount/serviceaccount_controller.h"
 #include "controllers/ttlafterfinished/ttl_after_finished.h"
@@ -20,6 +21,7 @@ const std::vector<ControllerDescriptor>& BuiltinControllers() {
       {"namespace", namespace_::InitNamespaceController},
       {"job", job::InitJobController},
       {"ttl-after-finished", ttlafterfinished::InitTtlAfterFinished},
+      nodelifecycle::Descriptor(),
   };
   return all;
 }

@@ -1,0 +1,266 @@
+// PodMachine: the lifecycle of one pod on a simulated node, as a deterministic state machine over
+// explicit times. It decides; the kubelet (kubelet.h) acts: it feeds the machine the pod's spec
+// and the time, and turns what comes out into status writes, events, log lines and the final
+// DELETE. No I/O, no clock: table tests drive it with a FakeClock's times.
+//
+// The path of a pod (upstream kubelet's, with the simulated runtime's timings):
+//
+//   admission (pods/cpu/memory against allocatable; rejection → Failed "OutOfcpu")
+//     → sandbox (pod IP from the node's range, PodReadyToStartContainers=True, startTime)
+//     → init containers, one at a time, each to completion (a sidecar — restartPolicy: Always —
+//       only has to start)
+//     → app containers, all at once
+//   and for every container start: image (present? pull through the node's queue; missing →
+//   ErrImagePull, ImagePullBackOff 1 s later, retry after the backoff 10 s → 20 s → … 300 s),
+//   then Created, Started; running until its behaviour (pod_spec.h) makes it exit; then, as
+//   restartPolicy says, a restart 1 s later (the PLEG relist) — immediately the first time,
+//   after CrashLoopBackOff (10 s doubling to 300 s, measured from finishedAt) the next times.
+//   The pod ends Succeeded or Failed when no container will run again (upstream getPhase).
+//
+// Deletion (deletionTimestamp): every running container gets SIGTERM ("Stopping container" /
+// Killing) and exits after its shutdown delay, or is killed (137) at the grace deadline when it
+// ignores SIGTERM; nothing starts any more; once nothing runs the pod is terminal and
+// wants_delete() tells the kubelet to send the final DELETE (gracePeriodSeconds=0, uid
+// precondition) after writing the terminal status.
+//
+// Time: Advance(now) processes every transition due at or before `now`, each at its own due
+// time (status timestamps are exact whatever the caller's granularity); NextDue() says when to
+// call again.
+//
+// Thread-safety: none; one machine is driven by one thread.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kubelet/flow_backoff.h"
+#include "kubelet/node_runtime.h"
+#include "kubelet/pod_spec.h"
+
+namespace converge::kubelet {
+
+struct MachineOptions {
+  // How long pulling an image takes when no annotation says (kept short: pod startup latency
+  // is a headline figure, and upstream's e2e density tests use pre-pulled images).
+  Duration default_pull_duration = std::chrono::milliseconds(200);
+  // After a failed pull, the pod worker's next sync, when ErrImagePull becomes ImagePullBackOff.
+  Duration sync_after_error = std::chrono::seconds(1);
+  // After a container exits, the PLEG relist that notices it and restarts it (upstream relists
+  // every second).
+  Duration sync_after_exit = std::chrono::seconds(1);
+  // Upstream kubelet's backoffs (flowcontrol.NewBackOff(10s, 300s) for both image pulls and
+  // container restarts: MaxContainerBackOff is 5 minutes).
+  Duration image_backoff_initial = std::chrono::seconds(10);
+  Duration image_backoff_max = std::chrono::minutes(5);
+  Duration crash_backoff_initial = std::chrono::seconds(10);
+  Duration crash_backoff_max = std::chrono::minutes(5);
+  // killContainer's minimumGracePeriodInSeconds: containers always get 2 s before SIGKILL.
+  Duration minimum_grace = std::chrono::seconds(2);
+};
+
+struct KubeletEvent {
+  std::string type;        // "Normal" or "Warning"
+  std::string reason;      // "Pulling", "Started", "BackOff", ...
+  std::string message;
+  std::string field_path;  // "spec.containers{web}", or "" for the pod itself
+  WallTime time;
+
+  friend bool operator==(const KubeletEvent&, const KubeletEvent&) = default;
+};
+
+// A change in a container's process, for the log store (container_logs.h).
+struct ContainerLogRecord {
+  enum class Kind { kStarted, kSigterm, kExited };
+  Kind kind = Kind::kStarted;
+  std::string container;
+  int instance = 0;  // 1 for the first run, 2 after the first restart, ...
+  WallTime time;
+  // kStarted:
+  std::string container_id;
+  std::string image;
+  Duration log_interval{0};
+  // kSigterm:
+  bool ignored = false;
+  // kExited:
+  int exit_code = 0;
+  bool killed = false;  // SIGKILL at the grace deadline: no last words
+};
+
+struct MachineOutput {
+  std::vector<KubeletEvent> events;
+  std::vector<ContainerLogRecord> logs;
+};
+
+enum class ContainerStage {
+  kNotStarted,  // waiting for its turn (init containers run one at a time)
+  kStarting,    // due to try to start: image, then create and start (also backoff waits)
+  kPulling,     // an image pull in flight until `due`
+  kRunning,
+  kExited,      // terminated; a restart may be due
+  kBlocked,     // cannot start until the spec changes (InvalidImageName, ErrImageNeverPull)
+};
+
+struct TerminatedState {
+  int exit_code = 0;
+  std::string reason;  // "Completed" or "Error"
+  WallTime started_at;
+  WallTime finished_at;
+  std::string container_id;  // "converge-sim://<hex>"
+
+  friend bool operator==(const TerminatedState&, const TerminatedState&) = default;
+};
+
+struct ContainerRun {
+  ContainerSpecView spec;
+  bool init = false;
+  ContainerStage stage = ContainerStage::kNotStarted;
+  std::optional<WallTime> due;
+  std::string waiting_reason;  // shown while not running and not terminated
+  std::string waiting_message;
+  // The image as a runtime reports it, once started: normalized reference and imageID.
+  std::string image_ref;
+  std::string image_id;
+  // A pull in flight.
+  WallTime pull_requested;
+  WallTime pull_started;
+  bool pull_fails = false;
+  std::string pull_error;
+  std::string last_pull_error;
+  // The running instance.
+  std::string container_id;
+  WallTime started_at;
+  WallTime ready_at;
+  bool ready = false;
+  std::optional<WallTime> exit_at;
+  int exit_code = 0;          // when it exits at exit_at
+  std::string exit_reason;    // "" → from exit_code
+  bool killing = false;       // SIGTERM sent
+  // Exits.
+  std::optional<TerminatedState> terminated;       // the current state, when exited
+  std::optional<TerminatedState> last_terminated;  // lastState
+  bool restart_wanted = false;  // kExited: a restart is due
+  bool restarting = false;      // kStarting: crash backoff applies before starting
+  int restart_count = 0;
+  int instance = 0;
+
+  bool running() const { return stage == ContainerStage::kRunning; }
+  // An init container that completed (exit 0, no restart coming).
+  bool succeeded() const {
+    return stage == ContainerStage::kExited && terminated && terminated->exit_code == 0 &&
+           !restart_wanted;
+  }
+};
+
+enum class PodStage {
+  kNew,          // not yet admitted
+  kActive,       // admitted: sandbox up, containers starting/running
+  kTerminating,  // deletion in progress: containers stopping
+  kTerminal,     // nothing runs any more (Succeeded, Failed or rejected)
+};
+
+struct ConditionState {
+  bool status = false;
+  WallTime last_transition;
+  std::string reason;
+  std::string message;
+  bool set = false;  // ever computed
+
+  friend bool operator==(const ConditionState&, const ConditionState&) = default;
+};
+
+class PodMachine {
+ public:
+  PodMachine(PodSpecView spec, MachineOptions options = {});
+
+  // Takes over the state a previous kubelet reported (the pod's status) instead of starting
+  // from scratch: running containers keep running, exited ones keep their exit. Call before
+  // the first Advance, with `now` the time the pod is first seen. A status without startTime
+  // (never admitted) changes nothing.
+  void Adopt(const boost::json::object& status, NodeRuntime& node, WallTime now,
+             MachineOutput* out);
+
+  // Advances to `now`, then applies a newer view of the pod: deletion starts termination; a
+  // changed image restarts that container (upstream: "definition changed").
+  void Update(PodSpecView spec, NodeRuntime& node, WallTime now, MachineOutput* out);
+
+  // Processes every transition due at or before `now` (admission first, if not yet done).
+  void Advance(NodeRuntime& node, WallTime now, MachineOutput* out);
+
+  // The pod left the API (our final DELETE, or a force deletion): whatever still runs is killed
+  // and the node's resources are freed.
+  void Remove(NodeRuntime& node, WallTime now, MachineOutput* out);
+
+  // When Advance next has something to do; nullopt when nothing is scheduled.
+  std::optional<WallTime> NextDue() const;
+
+  // Terminal after a deletion: the final DELETE may be sent (after the terminal status).
+  bool wants_delete() const { return stage_ == PodStage::kTerminal && spec_.being_deleted(); }
+
+  // ---- the state, for the status builder (pod_status.h) and the log server ----
+  const PodSpecView& spec() const { return spec_; }
+  PodStage stage() const { return stage_; }
+  std::string_view phase() const { return phase_; }
+  const std::string& reason() const { return reason_; }    // rejection reason ("OutOfcpu")
+  const std::string& message() const { return message_; }  // rejection message
+  const std::string& pod_ip() const { return pod_ip_; }
+  const std::string& host_ip() const { return host_ip_; }
+  std::optional<WallTime> start_time() const { return start_time_; }
+  // When admission decided (admitted or rejected); the epoch before that.
+  WallTime decided_at() const { return decided_at_; }
+  const std::vector<ContainerRun>& init_containers() const { return init_; }
+  const std::vector<ContainerRun>& containers() const { return app_; }
+  const ContainerRun* FindContainer(std::string_view name) const;
+  // PodReadyToStartContainers, Initialized, ContainersReady, Ready.
+  const ConditionState& ready_to_start() const { return cond_ready_to_start_; }
+  const ConditionState& initialized() const { return cond_initialized_; }
+  const ConditionState& containers_ready() const { return cond_containers_ready_; }
+  const ConditionState& ready() const { return cond_ready_; }
+
+ private:
+  void Admit(NodeRuntime& node, WallTime t, MachineOutput* out);
+  // One step at time t: containers due, then the pod-level consequences.
+  void ProcessAt(NodeRuntime& node, WallTime t, MachineOutput* out);
+  void ProcessContainer(ContainerRun& c, NodeRuntime& node, WallTime t, MachineOutput* out);
+  void AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, MachineOutput* out);
+  void StartContainer(ContainerRun& c, WallTime t, MachineOutput* out);
+  void ExitContainer(ContainerRun& c, WallTime t, MachineOutput* out);
+  void Kill(ContainerRun& c, WallTime t, WallTime deadline, MachineOutput* out,
+            const std::string& event_message);
+  void BeginTermination(NodeRuntime& node, WallTime t, MachineOutput* out);
+  void Progress(NodeRuntime& node, WallTime t, MachineOutput* out);
+  void BecomeTerminal(NodeRuntime& node, WallTime t);
+  void ComputePhase();
+  void RecomputeConditions(WallTime t);
+  void Emit(MachineOutput* out, WallTime t, const ContainerRun* c, std::string type,
+            std::string reason, std::string message) const;
+  std::string CrashKey(const ContainerRun& c) const { return c.spec.name + "@" + c.spec.image; }
+  bool RestartWanted(const ContainerRun& c, int exit_code) const;
+
+  PodSpecView spec_;
+  const MachineOptions options_;
+  PodStage stage_ = PodStage::kNew;
+  std::string phase_ = "Pending";
+  std::string reason_;
+  std::string message_;
+  std::string pod_ip_;
+  std::string host_ip_;
+  std::optional<WallTime> start_time_;
+  WallTime decided_at_{};
+  bool admitted_ = false;  // holds the node's resources and an IP
+  std::vector<ContainerRun> init_;
+  std::vector<ContainerRun> app_;
+  size_t next_init_ = 0;        // the first init container not yet done
+  bool apps_started_ = false;   // initialization finished; app containers launched
+  WallTime kill_deadline_{};
+  FlowBackoff image_backoff_;
+  FlowBackoff crash_backoff_;
+  ConditionState cond_ready_to_start_;
+  ConditionState cond_initialized_;
+  ConditionState cond_containers_ready_;
+  ConditionState cond_ready_;
+};
+
+}  // namespace converge::kubelet

@@ -1,0 +1,236 @@
+#include "kubelet/pod_status.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "util/time_format.h"
+
+namespace converge::kubelet {
+
+namespace {
+
+namespace json = boost::json;
+
+const std::set<std::string_view>& KubeletConditionTypes() {
+  static const std::set<std::string_view> types = {
+      "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"};
+  return types;
+}
+
+std::string Time(WallTime t) { return util::FormatRfc3339(t); }
+
+json::object Condition(std::string_view type, const ConditionState& c) {
+  json::object o;
+  o["type"] = type;
+  o["status"] = c.status ? "True" : "False";
+  o["lastProbeTime"] = nullptr;
+  o["lastTransitionTime"] = Time(c.last_transition);
+  if (!c.reason.empty()) o["reason"] = c.reason;
+  if (!c.message.empty()) o["message"] = c.message;
+  return o;
+}
+
+json::object Terminated(const TerminatedState& t) {
+  json::object o;
+  o["exitCode"] = t.exit_code;
+  o["reason"] = t.reason;
+  o["startedAt"] = Time(t.started_at);
+  o["finishedAt"] = Time(t.finished_at);
+  if (!t.container_id.empty()) o["containerID"] = t.container_id;
+  return o;
+}
+
+json::object ContainerStatus(const ContainerRun& c) {
+  json::object s;
+  s["name"] = c.spec.name;
+  const bool ever_started = c.instance > 0;
+  s["image"] = ever_started && !c.image_ref.empty() ? c.image_ref : c.spec.image;
+  s["imageID"] = ever_started ? c.image_id : "";
+  if (ever_started && !c.container_id.empty()) s["containerID"] = c.container_id;
+  json::object state;
+  if (c.running()) {
+    json::object running;
+    running["startedAt"] = Time(c.started_at);
+    state["running"] = std::move(running);
+  } else if (c.terminated) {
+    state["terminated"] = Terminated(*c.terminated);
+  } else {
+    json::object waiting;
+    waiting["reason"] = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason;
+    if (!c.waiting_message.empty()) waiting["message"] = c.waiting_message;
+    state["waiting"] = std::move(waiting);
+  }
+  s["state"] = std::move(state);
+  json::object last;
+  if (c.last_terminated) last["terminated"] = Terminated(*c.last_terminated);
+  s["lastState"] = std::move(last);
+  bool ready = c.running() && c.ready;
+  if (c.init && !c.spec.sidecar) ready = c.succeeded();
+  if (c.init && c.spec.sidecar) ready = c.running();
+  s["ready"] = ready;
+  s["restartCount"] = c.restart_count;
+  s["started"] = c.running();
+  return s;
+}
+
+json::array IpList(const std::string& ip) {
+  json::array a;
+  if (!ip.empty()) a.push_back(json::object{{"ip", ip}});
+  return a;
+}
+
+// Sorted keys; "", {}, [] and null dropped (absent and empty read the same to every client).
+void AppendCanonical(const json::value& v, std::string& out);
+
+bool IsEmpty(const json::value& v) {
+  return v.is_null() || (v.is_string() && v.get_string().empty()) ||
+         (v.is_object() && v.get_object().empty()) || (v.is_array() && v.get_array().empty());
+}
+
+void AppendCanonical(const json::value& v, std::string& out) {
+  if (v.is_object()) {
+    const json::object& o = v.get_object();
+    std::vector<std::pair<std::string_view, const json::value*>> members;
+    for (const auto& [k, val] : o) {
+      if (!IsEmpty(val)) members.emplace_back(k, &val);
+    }
+    std::sort(members.begin(), members.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    out += '{';
+    for (size_t i = 0; i < members.size(); ++i) {
+      if (i) out += ',';
+      out += json::serialize(json::value(members[i].first));
+      out += ':';
+      AppendCanonical(*members[i].second, out);
+    }
+    out += '}';
+  } else if (v.is_array()) {
+    out += '[';
+    bool first = true;
+    for (const json::value& e : v.get_array()) {
+      if (!first) out += ',';
+      first = false;
+      AppendCanonical(e, out);
+    }
+    out += ']';
+  } else {
+    out += json::serialize(v);
+  }
+}
+
+}  // namespace
+
+std::string CanonicalJson(const json::value& v) {
+  std::string out;
+  AppendCanonical(v, out);
+  return out;
+}
+
+json::object BuildPodStatus(const PodMachine& m, std::string_view pod_scheduled_time) {
+  json::object st;
+  auto scheduled = [&](WallTime fallback) {
+    json::object c;
+    c["type"] = "PodScheduled";
+    c["status"] = "True";
+    c["lastProbeTime"] = nullptr;
+    c["lastTransitionTime"] =
+        pod_scheduled_time.empty() ? Time(fallback) : std::string(pod_scheduled_time);
+    return c;
+  };
+  if (!m.start_time()) {
+    // Rejected at admission (or not yet through it).
+    st["conditions"] = json::array{scheduled(m.decided_at())};
+    st["phase"] = std::string(m.phase());
+    if (!m.reason().empty()) st["reason"] = m.reason();
+    if (!m.message().empty()) st["message"] = m.message();
+    return st;
+  }
+  json::array conds;
+  conds.push_back(Condition("PodReadyToStartContainers", m.ready_to_start()));
+  conds.push_back(Condition("Initialized", m.initialized()));
+  conds.push_back(Condition("Ready", m.ready()));
+  conds.push_back(Condition("ContainersReady", m.containers_ready()));
+  conds.push_back(scheduled(*m.start_time()));
+  st["conditions"] = std::move(conds);
+
+  json::array statuses;
+  for (const ContainerRun& c : m.containers()) statuses.push_back(ContainerStatus(c));
+  st["containerStatuses"] = std::move(statuses);
+  st["hostIP"] = m.host_ip();
+  st["hostIPs"] = IpList(m.host_ip());
+  if (!m.init_containers().empty()) {
+    json::array inits;
+    for (const ContainerRun& c : m.init_containers()) inits.push_back(ContainerStatus(c));
+    st["initContainerStatuses"] = std::move(inits);
+  }
+  st["phase"] = std::string(m.phase());
+  if (!m.pod_ip().empty()) {
+    st["podIP"] = m.pod_ip();
+    st["podIPs"] = IpList(m.pod_ip());
+  }
+  st["startTime"] = Time(*m.start_time());
+  if (!m.reason().empty()) st["reason"] = m.reason();
+  if (!m.message().empty()) st["message"] = m.message();
+  return st;
+}
+
+std::string BuildStatusPatch(std::string_view uid, const json::object& status) {
+  json::object st = status;
+  if (const json::value* conds = status.if_contains("conditions"); conds && conds->is_array()) {
+    json::array order;
+    for (const json::value& c : conds->get_array()) {
+      order.push_back(json::object{{"type", c.as_object().at("type")}});
+    }
+    st["$setElementOrder/conditions"] = std::move(order);
+  }
+  // Clear what an earlier status may have set and this one does not.
+  for (const char* key : {"reason", "message"}) {
+    if (!st.contains(key)) st[key] = nullptr;
+  }
+  json::object patch;
+  patch["metadata"] = json::object{{"uid", uid}};
+  patch["status"] = std::move(st);
+  return json::serialize(patch);
+}
+
+uint64_t StatusFingerprint(const json::object& status) {
+  json::object p;
+  for (const char* key : {"phase", "reason", "message", "hostIP", "hostIPs", "podIP", "podIPs",
+                          "startTime", "containerStatuses", "initContainerStatuses"}) {
+    if (const json::value* v = status.if_contains(key)) p[key] = *v;
+  }
+  if (const json::value* conds = status.if_contains("conditions"); conds && conds->is_array()) {
+    std::vector<const json::object*> owned;
+    for (const json::value& c : conds->get_array()) {
+      if (!c.is_object()) continue;
+      if (KubeletConditionTypes().count(api::Object::GetString(c.get_object(), "type"))) {
+        owned.push_back(&c.get_object());
+      }
+    }
+    std::sort(owned.begin(), owned.end(), [](const json::object* a, const json::object* b) {
+      return api::Object::GetString(*a, "type") < api::Object::GetString(*b, "type");
+    });
+    json::array cs;
+    for (const json::object* c : owned) {
+      json::object copy = *c;
+      copy.erase("lastProbeTime");
+      cs.push_back(std::move(copy));
+    }
+    p["conditions"] = std::move(cs);
+  }
+  return std::hash<std::string>{}(CanonicalJson(p));
+}
+
+std::string PodScheduledTime(const json::object& status) {
+  const json::array* conds = api::FindArray(status, {"conditions"});
+  if (!conds) return "";
+  for (const json::value& c : *conds) {
+    if (c.is_object() && api::Object::GetString(c.get_object(), "type") == "PodScheduled") {
+      return std::string(api::Object::GetString(c.get_object(), "lastTransitionTime"));
+    }
+  }
+  return "";
+}
+
+}  // namespace converge::kubelet
