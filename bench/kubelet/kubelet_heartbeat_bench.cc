@@ -80,11 +80,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-    if (a == "--nodes") nodes = std::stoi(next());
-    else if (a == "--seconds") seconds = std::stoi(next());
-    else if (a == "--settle") settle = std::stoi(next());
-    else if (a == "--json") json_path = next();
-    else if (a == "--no-fsync") fsync = false;
+    if (a == "--nodes")
+      nodes = std::stoi(next());
+    else if (a == "--seconds")
+      seconds = std::stoi(next());
+    else if (a == "--settle")
+      settle = std::stoi(next());
+    else if (a == "--json")
+      json_path = next();
+    else if (a == "--no-fsync")
+      fsync = false;
     else {
       std::cerr << "usage: " << argv[0]
                 << " [--nodes N] [--seconds S] [--settle S] [--no-fsync] [--json FILE]\n";
@@ -113,7 +118,8 @@ int main(int argc, char** argv) {
     lo.resource_version = "0";
     auto list = (*client)->List({"coordination.k8s.io", "v1", "leases"}, "kube-node-lease", lo);
     if (list.ok() && static_cast<int>(list->items.size()) >= nodes) {
-      registered_after = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      registered_after =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       break;
     }
     if (!kubelet.Running()) {
@@ -156,12 +162,14 @@ int main(int argc, char** argv) {
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << "{\"nodes\":" << nodes << ",\"registration_seconds\":" << registered_after
-        << ",\"window_seconds\":" << wall << ",\"lease_renewals_per_second\":" << renewals_per_second
-        << ",\"kubelet_cpu_cores\":" << kubelet_cores << ",\"apiserver_cpu_cores\":" << apiserver_cores
+        << ",\"window_seconds\":" << wall
+        << ",\"lease_renewals_per_second\":" << renewals_per_second
+        << ",\"kubelet_cpu_cores\":" << kubelet_cores
+        << ",\"apiserver_cpu_cores\":" << apiserver_cores
         << ",\"kubelet_cpu_us_per_renewal\":" << kubelet_us_per_renewal
         << ",\"apiserver_cpu_us_per_renewal\":" << apiserver_us_per_renewal
-        << ",\"kubelet_rss_bytes\":" << k1.rss_kb * 1024 << ",\"apiserver_rss_bytes\":" << a1.rss_kb * 1024
-        << "}\n";
+        << ",\"kubelet_rss_bytes\":" << k1.rss_kb * 1024
+        << ",\"apiserver_rss_bytes\":" << a1.rss_kb * 1024 << "}\n";
   }
   return 0;
 }

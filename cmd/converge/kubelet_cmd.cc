@@ -75,8 +75,8 @@ int RunKubelet(const KubeletFlags& f) {
     }
     o.node_labels[item.substr(0, eq)] = item.substr(eq + 1);
   }
-  o.machine.default_pull_duration =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(f.pull_seconds));
+  o.machine.default_pull_duration = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::duration<double>(f.pull_seconds));
   o.heartbeat_workers = f.heartbeat_workers;
   o.status_workers = f.status_workers;
   o.pod_events = f.pod_events;
@@ -129,8 +129,7 @@ void RegisterKubelet(CLI::App& app) {
                   "Index of the first node (also picks pod CIDRs: keep ranges of kubelets "
                   "sharing a cluster apart)")
       ->capture_default_str();
-  sub->add_option("--node-ip", f->node_ip,
-                  "InternalIP of every node (default: the --listen host)");
+  sub->add_option("--node-ip", f->node_ip, "InternalIP of every node (default: the --listen host)");
   sub->add_option("--listen", f->listen,
                   "HOST:PORT of the kubelet API (logs); the API server proxies `kubectl logs` "
                   "here")

@@ -12,7 +12,9 @@ namespace converge::kubelet {
 
 namespace {
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quote(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
 
 apiserver::Response BadRequest(std::string message) {
   return apiserver::ErrorResponse(apiserver::BadRequest(std::move(message)));
@@ -361,8 +363,8 @@ class LogStore::FollowStream final : public apiserver::ResponseStream {
   const std::shared_ptr<InstanceLog> log_;
   const api::ObjectKey pod_;
   const std::string container_;
-  uint64_t cursor_;  // guarded by store_->mu_
-  RenderState rs_;   // guarded by store_->mu_
+  uint64_t cursor_;        // guarded by store_->mu_
+  RenderState rs_;         // guarded by store_->mu_
   uint64_t follower_ = 0;  // guarded by store_->mu_
   bool ended_ = false;     // guarded by store_->mu_
   bool closed_ = false;    // guarded by store_->mu_
@@ -491,8 +493,8 @@ apiserver::Response LogStore::Serve(const api::ObjectKey& pod, std::string_view 
                                     std::string_view pod_name, const LogRequest& r) {
   std::unique_lock lock(mu_);
   auto pit = pods_.find(pod);
-  if (pit == pods_.end() || (!uid.empty() && !pit->second.view.uid.empty() &&
-                             pit->second.view.uid != uid)) {
+  if (pit == pods_.end() ||
+      (!uid.empty() && !pit->second.view.uid.empty() && pit->second.view.uid != uid)) {
     return BadRequest("pod " + Quote(pod_name) + " cannot be found - no logs available");
   }
   PodLogs& p = pit->second;
@@ -519,7 +521,8 @@ apiserver::Response LogStore::Serve(const api::ObjectKey& pod, std::string_view 
     log = logs.current;  // waiting to restart: the last run
   } else {
     const std::string& reason = view->waiting_reason;
-    if (reason == "ErrImagePull") return BadRequest(which + " is waiting to start: image can't be pulled");
+    if (reason == "ErrImagePull")
+      return BadRequest(which + " is waiting to start: image can't be pulled");
     if (reason == "ImagePullBackOff") {
       return BadRequest(which + " is waiting to start: trying and failing to pull image");
     }

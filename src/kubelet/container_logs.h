@@ -72,10 +72,10 @@ struct PodLogView {
   struct Container {
     std::string name;
     bool running = false;
-    bool terminated = false;      // current state terminated
-    bool has_previous = false;    // lastState.terminated exists
-    std::string waiting_reason;   // when neither running nor terminated
-    int instance = 0;             // the current (or last) instance
+    bool terminated = false;     // current state terminated
+    bool has_previous = false;   // lastState.terminated exists
+    std::string waiting_reason;  // when neither running nor terminated
+    int instance = 0;            // the current (or last) instance
   };
   std::string uid;
   std::vector<Container> containers;  // app containers, then init containers
@@ -144,8 +144,8 @@ class LogStore {
   // Serves a request for `container` of `pod` (already validated against the pod's spec by
   // the caller): the text, or a stream when following. `uid` empty: any incarnation. Streams
   // refer to the store: it must outlive them (stop the servers that carry them first).
-  apiserver::Response Serve(const api::ObjectKey& pod, std::string_view uid, std::string_view pod_name,
-                            const LogRequest& request);
+  apiserver::Response Serve(const api::ObjectKey& pod, std::string_view uid,
+                            std::string_view pod_name, const LogRequest& request);
 
   // Wakes followers when their next line is due. Run on a thread of its own until stop.
   void Run(std::stop_token stop);
@@ -178,9 +178,9 @@ class LogStore {
   util::Clock* const clock_;
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
-  std::unordered_map<api::ObjectKey, PodLogs> pods_;       // guarded by mu_
-  std::unordered_map<uint64_t, Follower> followers_;       // guarded by mu_
-  uint64_t next_follower_ = 1;                             // guarded by mu_
+  std::unordered_map<api::ObjectKey, PodLogs> pods_;  // guarded by mu_
+  std::unordered_map<uint64_t, Follower> followers_;  // guarded by mu_
+  uint64_t next_follower_ = 1;                        // guarded by mu_
 };
 
 // RFC 3339 with nine fractional digits ("2025-01-01T00:00:10.000000000Z"), the kubelet's

@@ -47,21 +47,21 @@ std::vector<std::string> Lines(const InstanceLog& log, WallTime now) {
 TEST(InstanceLogTest, LinesFollowTheInstanceTimes) {
   WallTime t0{};
   InstanceLog log(Started(t0, 1), 10000);
-  EXPECT_EQ(Lines(log, t0 + 25s),
-            (std::vector<std::string>{
-                "converge-sim: container web started (image nginx:1.27, run 1)",
-                "converge-sim: container web running for 10s",
-                "converge-sim: container web running for 20s"}));
+  EXPECT_EQ(
+      Lines(log, t0 + 25s),
+      (std::vector<std::string>{"converge-sim: container web started (image nginx:1.27, run 1)",
+                                "converge-sim: container web running for 10s",
+                                "converge-sim: container web running for 20s"}));
   log.Sigterm(t0 + 25s, false);
   log.Exit(t0 + 31s, 0, false);
-  EXPECT_EQ(Lines(log, t0 + 100s),
-            (std::vector<std::string>{
-                "converge-sim: container web started (image nginx:1.27, run 1)",
-                "converge-sim: container web running for 10s",
-                "converge-sim: container web running for 20s",
-                "converge-sim: container web received SIGTERM, shutting down",
-                "converge-sim: container web running for 30s",
-                "converge-sim: container web exiting with code 0"}));
+  EXPECT_EQ(
+      Lines(log, t0 + 100s),
+      (std::vector<std::string>{"converge-sim: container web started (image nginx:1.27, run 1)",
+                                "converge-sim: container web running for 10s",
+                                "converge-sim: container web running for 20s",
+                                "converge-sim: container web received SIGTERM, shutting down",
+                                "converge-sim: container web running for 30s",
+                                "converge-sim: container web exiting with code 0"}));
   EXPECT_EQ(log.LineTime(3, t0 + 100s), t0 + 25s);
   EXPECT_EQ(log.LineTime(5, t0 + 100s), t0 + 31s);
   EXPECT_FALSE(log.NextLineTime(6, t0 + 100s).has_value());
@@ -119,8 +119,8 @@ TEST_F(LogStoreTest, CurrentPreviousTailAndTimestamps) {
   apiserver::Response tail = Serve({.tail_lines = 1});
   EXPECT_EQ(tail.body, "converge-sim: container web running for 20s\n");
   apiserver::Response stamped = Serve({.timestamps = true, .tail_lines = 1});
-  EXPECT_EQ(stamped.body, FormatRfc3339NanoFixed(t0 + 36s) +
-                              " converge-sim: container web running for 20s\n");
+  EXPECT_EQ(stamped.body,
+            FormatRfc3339NanoFixed(t0 + 36s) + " converge-sim: container web running for 20s\n");
   EXPECT_THAT(stamped.body, HasSubstr(".000000000Z "));
   apiserver::Response since = Serve({.since_time = t0 + 30s});
   EXPECT_EQ(since.body, "converge-sim: container web running for 20s\n");

@@ -25,8 +25,7 @@ client::EventRecorder* EventPump::RecorderLocked(const std::string& host) {
 }
 
 void EventPump::Record(const std::string& host, const client::ObjectReference& involved,
-                       std::string_view type, std::string_view reason,
-                       std::string_view message) {
+                       std::string_view type, std::string_view reason, std::string_view message) {
   client::EventRecorder* r;
   {
     std::lock_guard lock(mu_);

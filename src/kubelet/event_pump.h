@@ -48,9 +48,9 @@ class EventPump {
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
   std::unordered_map<std::string, std::unique_ptr<client::EventRecorder>> recorders_;  // mu_
-  std::vector<std::string> dirty_;              // guarded by mu_: hosts with events queued
-  std::unordered_set<std::string> dirty_set_;   // guarded by mu_
-  std::unordered_set<std::string> flushing_;    // guarded by mu_
+  std::vector<std::string> dirty_;             // guarded by mu_: hosts with events queued
+  std::unordered_set<std::string> dirty_set_;  // guarded by mu_
+  std::unordered_set<std::string> flushing_;   // guarded by mu_
 };
 
 }  // namespace converge::kubelet

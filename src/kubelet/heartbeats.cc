@@ -181,7 +181,16 @@ WallTime NodeHeartbeats::Tick(size_t i, std::stop_token stop) {
     last_status = state_[i].last_status;
   }
   WallTime next = NextSlot(i, now);
-  if (!RenewLease(i, stop)) next = std::min(next, now + RetryDelay(0));
+  if (!RenewLease(i, stop)) {
+    next = std::min(next, now + RetryDelay(0));
+  } else {
+    std::lock_guard lock(mu_);
+    if (!state_[i].counted) {
+      state_[i].counted = true;
+      ++registered_count_;
+      cv_.notify_all();
+    }
+  }
   if (status_due || now - last_status >= options_.status_report_interval) {
     if (!PostStatus(i, stop)) next = std::min(next, now + RetryDelay(0));
   }
@@ -228,8 +237,6 @@ bool NodeHeartbeats::Register(size_t i, std::stop_token stop) {
     s.status_due = existed;
     if (!existed) s.observed_ready = "True";
     ++stats_.registrations;
-    ++registered_count_;
-    cv_.notify_all();
   }
   if (options_.on_event) {
     options_.on_event(config.name, uid, "Starting", "Starting kubelet.");
@@ -260,8 +267,8 @@ bool NodeHeartbeats::RenewLease(size_t i, std::stop_token stop) {
     WallTime now = clock_->WallNow();
     if (rv.empty()) {
       auto created = options_.client->Create(
-          kLeases, kLeaseNamespace,
-          BuildLease(name, uid, "", options_.lease_duration_seconds, now), wo);
+          kLeases, kLeaseNamespace, BuildLease(name, uid, "", options_.lease_duration_seconds, now),
+          wo);
       if (created.ok()) {
         rv = std::string(created->resource_version());
         last = util::Status();

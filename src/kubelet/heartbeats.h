@@ -71,7 +71,7 @@ class NodeHeartbeats {
   // "Unknown", "" when absent); `exists` false for a deletion.
   void ObserveNode(std::string_view node, std::string_view ready, bool exists);
 
-  // Whether every node is registered (blocks until then, or stop).
+  // Whether every node is registered and has its first Lease (blocks until then, or stop).
   bool WaitRegistered(std::stop_token stop) const;
   bool AllRegistered() const;
   bool Owns(std::string_view node) const { return index_.count(std::string(node)) > 0; }
@@ -88,6 +88,7 @@ class NodeHeartbeats {
  private:
   struct NodeState {
     bool registered = false;
+    bool counted = false;  // registered and its Lease written once: in registered_count_
     std::string uid;
     std::string lease_rv;  // "" when unknown: create (or read) before updating
     bool paused = false;
@@ -95,7 +96,7 @@ class NodeHeartbeats {
     WallTime last_status{};
     WallTime ready_transition{};
     std::string observed_ready = "True";
-    WallTime scheduled{};  // the heap entry that is current ({} when none)
+    WallTime scheduled{};             // the heap entry that is current ({} when none)
     bool in_flight = false;           // a worker is ticking this node
     std::optional<WallTime> poke_at;  // asked to tick again while in flight
     int register_failures = 0;
@@ -123,9 +124,9 @@ class NodeHeartbeats {
 
   mutable std::mutex mu_;
   mutable std::condition_variable_any cv_;
-  std::vector<NodeState> state_;  // guarded by mu_
+  std::vector<NodeState> state_;                                         // guarded by mu_
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> heap_;  // guarded by mu_
-  size_t registered_count_ = 0;  // guarded by mu_
+  size_t registered_count_ = 0;  // nodes with `counted`; guarded by mu_
   Stats stats_;                  // guarded by mu_
 };
 

@@ -8,9 +8,15 @@ namespace converge::kubelet {
 
 namespace {
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-bool IsWordChar(char c) { return IsAlnum(c) || c == '_'; }
+bool IsLowerAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+bool IsAlnum(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0;
+}
+bool IsWordChar(char c) {
+  return IsAlnum(c) || c == '_';
+}
 bool HasUpper(std::string_view s) {
   for (char c : s) {
     if (c >= 'A' && c <= 'Z') return true;
@@ -87,7 +93,9 @@ bool ValidDigest(std::string_view s) {
   return true;
 }
 
-util::Status InvalidFormat() { return util::InvalidArgument("invalid reference format"); }
+util::Status InvalidFormat() {
+  return util::InvalidArgument("invalid reference format");
+}
 
 uint64_t Fnv1a(std::string_view s, uint64_t seed) {
   uint64_t h = 14695981039346656037ull ^ (seed * 0x9e3779b97f4a7c15ull);
@@ -118,7 +126,8 @@ util::StatusOr<ImageReference> ParseImageReference(std::string_view image) {
   }
   size_t last_slash = rest.rfind('/');
   size_t colon = rest.rfind(':');
-  if (colon != std::string_view::npos && (last_slash == std::string_view::npos || colon > last_slash)) {
+  if (colon != std::string_view::npos &&
+      (last_slash == std::string_view::npos || colon > last_slash)) {
     std::string_view tag = rest.substr(colon + 1);
     if (!ValidTag(tag)) return InvalidFormat();
     ref.tag = std::string(tag);
@@ -155,8 +164,9 @@ util::StatusOr<ImageReference> ParseImageReference(std::string_view image) {
     start = next + 1;
   }
   if (ref.domain.size() + 1 + path.size() > 255) {
-    return util::InvalidArgument("invalid reference format: repository name must not be more "
-                                 "than 255 characters");
+    return util::InvalidArgument(
+        "invalid reference format: repository name must not be more "
+        "than 255 characters");
   }
   ref.path = std::move(path);
   if (ref.tag.empty() && ref.digest.empty()) ref.tag = "latest";
@@ -177,16 +187,15 @@ bool ImageExists(const ImageReference& ref, std::string* error) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const std::string& n = ref.normalized;
   std::string host = ref.domain.substr(0, ref.domain.find(':'));
-  const bool unknown_host =
-      host == "missing.example" ||
-      (host.size() > 8 && host.compare(host.size() - 8, 8, ".invalid") == 0);
+  const bool unknown_host = host == "missing.example" ||
+                            (host.size() > 8 && host.compare(host.size() - 8, 8, ".invalid") == 0);
   if (unknown_host) {
     if (error) {
       std::string reference = ref.digest.empty() ? ref.tag : ref.digest;
       *error = "rpc error: code = Unknown desc = failed to pull and unpack image \"" + n +
-               "\": failed to resolve reference \"" + n + "\": failed to do request: Head \"https://" +
-               ref.domain + "/v2/" + ref.path + "/manifests/" + reference + "\": dial tcp: lookup " +
-               host + ": no such host";
+               "\": failed to resolve reference \"" + n +
+               "\": failed to do request: Head \"https://" + ref.domain + "/v2/" + ref.path +
+               "/manifests/" + reference + "\": dial tcp: lookup " + host + ": no such host";
     }
     return false;
   }

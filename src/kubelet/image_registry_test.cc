@@ -41,8 +41,9 @@ TEST(ImageRegistryTest, RejectsMalformedReferences) {
            {"-nginx", "invalid reference format"},
            {"nginx@sha256:abc", "invalid reference format"},
            {"Nginx", "invalid reference format: repository name (library/Nginx) must be lowercase"},
-           {"docker.io/Org/app", "invalid reference format: repository name (Org/app) must be "
-                                 "lowercase"},
+           {"docker.io/Org/app",
+            "invalid reference format: repository name (Org/app) must be "
+            "lowercase"},
        }) {
     auto ref = ParseImageReference(c.image);
     ASSERT_FALSE(ref.ok()) << c.image;

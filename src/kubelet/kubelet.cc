@@ -180,8 +180,8 @@ util::Status Kubelet::Run(std::stop_token stop) {
     ho.status_report_interval = options_.node_status_report_interval;
     ho.workers = options_.heartbeat_workers;
     if (options_.node_events) {
-      ho.on_event = [this](const std::string& node, const std::string& uid,
-                           std::string_view reason, std::string_view message) {
+      ho.on_event = [this](const std::string& node, const std::string& uid, std::string_view reason,
+                           std::string_view message) {
         client::ObjectReference ref;
         ref.kind = "Node";
         ref.name = node;
@@ -201,8 +201,7 @@ util::Status Kubelet::Run(std::stop_token stop) {
   std::jthread logs_thread([this, t = logs_stop.get_token()] { logs_.Run(t); });
   std::jthread events_thread([this, t = events_stop.get_token()] { events_->Run(t); });
   std::jthread writer_thread([this, t = writer_stop.get_token()] { writer_->Run(t); });
-  std::jthread heartbeat_thread(
-      [this, t = heartbeat_stop.get_token()] { heartbeats_->Run(t); });
+  std::jthread heartbeat_thread([this, t = heartbeat_stop.get_token()] { heartbeats_->Run(t); });
   std::jthread node_watch_thread([this, t = heartbeat_stop.get_token()] { RunNodeWatch(t); });
   std::jthread sync_thread([this, t = sync_stop.get_token()] { SyncLoop(t); });
   std::jthread pod_watch_thread([this, t = pod_watch_stop.get_token()] { RunPodWatch(t); });
@@ -436,7 +435,8 @@ apiserver::Response Kubelet::ServeLogs(const apiserver::Request& req, const api:
 apiserver::APIServer::LogProvider Kubelet::LogProvider() {
   return [this](const apiserver::Request& req, const apiserver::CachedObject& cached) {
     auto pod = cached.Parse();
-    if (!pod.ok()) return apiserver::ErrorResponse(apiserver::InternalError(pod.status().message()));
+    if (!pod.ok())
+      return apiserver::ErrorResponse(apiserver::InternalError(pod.status().message()));
     return ServeLogs(req, *pod);
   };
 }
@@ -467,6 +467,15 @@ apiserver::Response Kubelet::HandleKubeletApi(apiserver::Request& req) {
   if (!request.ok()) return BadRequest(request.status().message());
   request->container = parts[2];
   return logs_.Serve({parts[0], parts[1]}, "", parts[1], *request);
+}
+
+util::Status RunInProcessKubelet(client::RestClient* client, int nodes, std::stop_token stop) {
+  KubeletOptions o;
+  o.client = client;
+  o.nodes = nodes;
+  o.listen = "127.0.0.1:0";
+  Kubelet kubelet(std::move(o));
+  return kubelet.Run(stop);
 }
 
 }  // namespace converge::kubelet

@@ -123,7 +123,7 @@ class Kubelet final : private PodSink {
     size_t pods = 0;  // pods the sync loop holds
     NodeHeartbeats::Stats heartbeats;
     StatusWriter::Stats writes;
-    int64_t syncs = 0;           // machine advances
+    int64_t syncs = 0;  // machine advances
     int64_t events_dropped = 0;
   };
   Stats stats() const;
@@ -165,10 +165,10 @@ class Kubelet final : private PodSink {
 
   KubeletOptions options_;
   util::Clock* const clock_;
-  std::vector<NodeConfig> configs_;                        // fixed once Run has started
-  std::unordered_map<std::string, size_t> node_index_;     // constant after construction
-  std::vector<std::unique_ptr<NodeRuntime>> runtimes_;     // the sync loop's
-  std::unique_ptr<NodeHeartbeats> heartbeats_;             // created by Run
+  std::vector<NodeConfig> configs_;                     // fixed once Run has started
+  std::unordered_map<std::string, size_t> node_index_;  // constant after construction
+  std::vector<std::unique_ptr<NodeRuntime>> runtimes_;  // the sync loop's
+  std::unique_ptr<NodeHeartbeats> heartbeats_;          // created by Run
   std::unique_ptr<StatusWriter> writer_;
   std::unique_ptr<EventPump> events_;
   LogStore logs_;
@@ -180,7 +180,7 @@ class Kubelet final : private PodSink {
   mutable std::mutex inbox_mu_;
   std::condition_variable_any inbox_cv_;
   std::unordered_map<api::ObjectKey, std::vector<Change>> inbox_;  // guarded by inbox_mu_
-  mutable std::condition_variable_any ready_cv_;                 // with inbox_mu_
+  mutable std::condition_variable_any ready_cv_;                   // with inbox_mu_
 
   // The sync loop's own state (its thread only), and a published count.
   std::unordered_map<api::ObjectKey, PodEntry> pods_;
@@ -188,5 +188,13 @@ class Kubelet final : private PodSink {
   std::atomic<size_t> pod_count_{0};
   std::atomic<int64_t> syncs_{0};
 };
+
+// For the all-in-one server (`converge server --nodes N`): runs `nodes` simulated nodes
+// (converge-node-0 .. converge-node-<nodes-1>) through `client` until `stop`, then returns.
+// The kubelet API (logs) listens on 127.0.0.1 with a free port that every node advertises in
+// status.daemonEndpoints, so the control plane's log proxy (log_proxy.h) serves `kubectl logs`
+// for them exactly as for kubelets in other processes. `client` must outlive the call.
+// Fails only when the kubelet API cannot listen.
+util::Status RunInProcessKubelet(client::RestClient* client, int nodes, std::stop_token stop);
 
 }  // namespace converge::kubelet

@@ -19,7 +19,9 @@ namespace {
 
 namespace json = boost::json;
 
-apiserver::Response Error(const apiserver::ApiError& e) { return apiserver::ErrorResponse(e); }
+apiserver::Response Error(const apiserver::ApiError& e) {
+  return apiserver::ErrorResponse(e);
+}
 
 // Reads a kubelet's followed log on a thread of its own and hands the chunks to the API
 // server's transport, which polls without blocking.
@@ -71,8 +73,8 @@ class ProxiedStream final : public apiserver::ResponseStream {
   std::stop_source stop_;
   std::mutex mu_;
   std::deque<std::shared_ptr<const std::string>> chunks_;  // guarded by mu_
-  bool done_ = false;                                       // guarded by mu_
-  std::function<void()> wake_;                              // guarded by mu_
+  bool done_ = false;                                      // guarded by mu_
+  std::function<void()> wake_;                             // guarded by mu_
   std::jthread reader_;
 };
 
@@ -123,8 +125,8 @@ class LogProxy {
       hr.timeout = options_.request_timeout;
       auto resp = (*transport)->Do(hr);
       if (!resp.ok()) {
-        return Error(apiserver::ServiceUnavailable("cannot reach the kubelet of node " +
-                                                   node_name + ": " + resp.status().message()));
+        return Error(apiserver::ServiceUnavailable("cannot reach the kubelet of node " + node_name +
+                                                   ": " + resp.status().message()));
       }
       apiserver::Response r;
       r.status = resp->status;

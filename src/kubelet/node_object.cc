@@ -87,9 +87,9 @@ api::Object BuildNode(const NodeConfig& config, WallTime now) {
   json::object metadata;
   metadata["name"] = config.name;
   metadata["labels"] = std::move(labels);
-  metadata["annotations"] = json::object{
-      {"node.alpha.kubernetes.io/ttl", "0"},
-      {"volumes.kubernetes.io/controller-managed-attach-detach", "true"}};
+  metadata["annotations"] =
+      json::object{{"node.alpha.kubernetes.io/ttl", "0"},
+                   {"volumes.kubernetes.io/controller-managed-attach-detach", "true"}};
 
   json::object spec;
   if (!config.pod_cidr.empty()) {
@@ -98,8 +98,9 @@ api::Object BuildNode(const NodeConfig& config, WallTime now) {
   }
 
   json::object status;
-  status["addresses"] = json::array{json::object{{"type", "InternalIP"}, {"address", config.internal_ip}},
-                                    json::object{{"type", "Hostname"}, {"address", config.name}}};
+  status["addresses"] =
+      json::array{json::object{{"type", "InternalIP"}, {"address", config.internal_ip}},
+                  json::object{{"type", "Hostname"}, {"address", config.name}}};
   status["allocatable"] = Resources(Allocatable(config.capacity));
   status["capacity"] = Resources(config.capacity);
   status["conditions"] = HealthyNodeConditions(now, now);
@@ -142,10 +143,8 @@ api::Object BuildLease(std::string_view node_name, std::string_view node_uid,
   metadata["namespace"] = "kube-node-lease";
   if (!resource_version.empty()) metadata["resourceVersion"] = resource_version;
   if (!node_uid.empty()) {
-    metadata["ownerReferences"] = json::array{json::object{{"apiVersion", "v1"},
-                                                           {"kind", "Node"},
-                                                           {"name", node_name},
-                                                           {"uid", node_uid}}};
+    metadata["ownerReferences"] = json::array{json::object{
+        {"apiVersion", "v1"}, {"kind", "Node"}, {"name", node_name}, {"uid", node_uid}}};
   }
   json::object spec;
   spec["holderIdentity"] = node_name;

@@ -20,7 +20,9 @@ std::string BlockPrefix(int node_index) {
 
 NodeRuntime::NodeRuntime(NodeRuntimeOptions options) : options_(std::move(options)) {}
 
-std::string NodeRuntime::PodCidr() const { return BlockPrefix(options_.node_index) + "0/24"; }
+std::string NodeRuntime::PodCidr() const {
+  return BlockPrefix(options_.node_index) + "0/24";
+}
 
 bool NodeRuntime::ImagePresent(const std::string& image, WallTime now) const {
   auto it = images_.find(image);
@@ -84,15 +86,14 @@ void NodeRuntime::ReleaseIp(const std::string& uid) {
 }
 
 std::optional<NodeRuntime::Rejection> NodeRuntime::Admit(const std::string& uid,
-                                                          Requests requests) {
+                                                         Requests requests) {
   if (admitted_.count(uid)) return std::nullopt;
   const NodeAllocatable& a = options_.allocatable;
   auto reject = [](std::string resource, int64_t requested, int64_t used, int64_t capacity) {
-    return Rejection{"OutOf" + resource,
-                     "Node didn't have enough resource: " + resource +
-                         ", requested: " + std::to_string(requested) +
-                         ", used: " + std::to_string(used) +
-                         ", capacity: " + std::to_string(capacity)};
+    return Rejection{"OutOf" + resource, "Node didn't have enough resource: " + resource +
+                                             ", requested: " + std::to_string(requested) +
+                                             ", used: " + std::to_string(used) +
+                                             ", capacity: " + std::to_string(capacity)};
   };
   const int64_t pods = static_cast<int64_t>(admitted_.size());
   if (pods + 1 > a.pods) return reject("pods", 1, pods, a.pods);

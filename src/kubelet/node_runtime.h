@@ -34,8 +34,8 @@ struct NodeAllocatable {
 
 struct NodeRuntimeOptions {
   std::string node_name;
-  int node_index = 0;       // selects the pod CIDR
-  std::string host_ip;      // the node's InternalIP: hostIP of its pods, podIP of hostNetwork pods
+  int node_index = 0;   // selects the pod CIDR
+  std::string host_ip;  // the node's InternalIP: hostIP of its pods, podIP of hostNetwork pods
   NodeAllocatable allocatable;
   bool serialize_image_pulls = true;
 };

@@ -14,9 +14,8 @@ TEST(NodeRuntimeTest, PodCidrsAndAddresses) {
     int index;
     std::string cidr;
   };
-  for (const Case& c : std::vector<Case>{{0, "10.244.0.0/24"},
-                                         {3, "10.244.3.0/24"},
-                                         {256, "10.245.0.0/24"}}) {
+  for (const Case& c :
+       std::vector<Case>{{0, "10.244.0.0/24"}, {3, "10.244.3.0/24"}, {256, "10.245.0.0/24"}}) {
     NodeRuntime n({.node_name = "n", .node_index = c.index});
     EXPECT_EQ(n.PodCidr(), c.cidr);
   }
@@ -31,17 +30,19 @@ TEST(NodeRuntimeTest, PodCidrsAndAddresses) {
   EXPECT_EQ(n.AllocateIp("c"), "10.244.1.4") << "round-robin: no immediate reuse";
   EXPECT_FALSE(n.ReserveIp("d", "10.244.1.3")) << "taken";
   EXPECT_TRUE(n.ReserveIp("d", "10.244.1.9"));
-  for (int i = 0; i < 249; ++i) ASSERT_TRUE(n.AllocateIp("x" + std::to_string(i))) << i;
+  for (int i = 0; i < 250; ++i) ASSERT_TRUE(n.AllocateIp("x" + std::to_string(i))) << i;
   EXPECT_FALSE(n.AllocateIp("full").has_value()) << "253 addresses per node";
 }
 
 TEST(NodeRuntimeTest, AdmissionCountsPodsCpuAndMemory) {
-  NodeRuntime n({.node_name = "n", .allocatable = {.cpu_milli = 1000, .memory_bytes = 1000, .pods = 2}});
+  NodeRuntime n(
+      {.node_name = "n", .allocatable = {.cpu_milli = 1000, .memory_bytes = 1000, .pods = 2}});
   EXPECT_FALSE(n.Admit("a", {600, 100}));
   auto cpu = n.Admit("b", {600, 100});
   ASSERT_TRUE(cpu);
   EXPECT_EQ(cpu->reason, "OutOfcpu");
-  EXPECT_EQ(cpu->message, "Node didn't have enough resource: cpu, requested: 600, used: 600, capacity: 1000");
+  EXPECT_EQ(cpu->message,
+            "Node didn't have enough resource: cpu, requested: 600, used: 600, capacity: 1000");
   EXPECT_FALSE(n.Admit("c", {0, 900}));
   auto pods = n.Admit("d", {0, 0});
   ASSERT_TRUE(pods);
@@ -76,7 +77,8 @@ TEST(NodeObjectTest, NodeLooksLikeAKubeletRegistration) {
   c.pod_cidr = "10.244.0.0/24";
   api::Object node = BuildNode(c, WallTime{});
   const auto& doc = node.doc();
-  EXPECT_EQ(api::FindString(doc, {"metadata", "labels", "kubernetes.io/hostname"}), "converge-node-0");
+  EXPECT_EQ(api::FindString(doc, {"metadata", "labels", "kubernetes.io/hostname"}),
+            "converge-node-0");
   EXPECT_EQ(api::FindString(doc, {"status", "capacity", "pods"}), "110");
   EXPECT_EQ(api::FindString(doc, {"status", "capacity", "memory"}), "67108864Ki");
   EXPECT_EQ(api::FindString(doc, {"status", "allocatable", "memory"}), "67006464Ki");

@@ -14,7 +14,9 @@ namespace json = boost::json;
 constexpr char kNormal[] = "Normal";
 constexpr char kWarning[] = "Warning";
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quote(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
 
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string out = "[";
@@ -70,8 +72,10 @@ void PodMachine::Emit(MachineOutput* out, WallTime t, const ContainerRun* c, std
                       std::string reason, std::string message) const {
   if (!out) return;
   std::string path;
-  if (c) path = std::string(c->init ? "spec.initContainers{" : "spec.containers{") + c->spec.name + "}";
-  out->events.push_back({std::move(type), std::move(reason), std::move(message), std::move(path), t});
+  if (c)
+    path = std::string(c->init ? "spec.initContainers{" : "spec.containers{") + c->spec.name + "}";
+  out->events.push_back(
+      {std::move(type), std::move(reason), std::move(message), std::move(path), t});
 }
 
 bool PodMachine::RestartWanted(const ContainerRun& c, int exit_code) const {
@@ -98,7 +102,8 @@ void PodMachine::Admit(NodeRuntime& node, WallTime t, MachineOutput* out) {
     RecomputeConditions(t);
     return;
   }
-  if (auto rejection = node.Admit(spec_.uid, {spec_.cpu_request_milli, spec_.memory_request_bytes})) {
+  if (auto rejection =
+          node.Admit(spec_.uid, {spec_.cpu_request_milli, spec_.memory_request_bytes})) {
     stage_ = PodStage::kTerminal;
     phase_ = "Failed";
     reason_ = rejection->reason;
@@ -188,8 +193,8 @@ void PodMachine::ProcessContainer(ContainerRun& c, NodeRuntime& node, WallTime t
       auto ref = ParseImageReference(image);
       Emit(out, t, &c, kNormal, "Pulled",
            "Successfully pulled image " + Quote(image) + " in " +
-               GoDurationMillis(t - c.pull_started) + " (" + GoDurationMillis(t - c.pull_requested) +
-               " including waiting). Image size: " +
+               GoDurationMillis(t - c.pull_started) + " (" +
+               GoDurationMillis(t - c.pull_requested) + " including waiting). Image size: " +
                std::to_string(ref.ok() ? ImageSizeBytes(*ref) : 0) + " bytes.");
       StartContainer(c, t, out);
       return;
@@ -209,15 +214,13 @@ void PodMachine::ProcessContainer(ContainerRun& c, NodeRuntime& node, WallTime t
       }
       return;
     case ContainerStage::kNotStarted:
-    case ContainerStage::kBlocked:
-      return;
+    case ContainerStage::kBlocked: return;
   }
 }
 
 // ---- starting a container ----
 
-void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t,
-                              MachineOutput* out) {
+void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, MachineOutput* out) {
   c.due.reset();
   if (stage_ != PodStage::kActive) return;
   if (c.restarting) {
@@ -303,8 +306,8 @@ void PodMachine::StartContainer(ContainerRun& c, WallTime t, MachineOutput* out)
     c.image_ref = ref->normalized;
     c.image_id = ImageId(*ref);
   }
-  c.container_id = "converge-sim://" + HexId(spec_.uid + "/" + c.spec.name + "/" +
-                                             std::to_string(c.instance));
+  c.container_id =
+      "converge-sim://" + HexId(spec_.uid + "/" + c.spec.name + "/" + std::to_string(c.instance));
   Emit(out, t, &c, kNormal, "Created", "Created container: " + c.spec.name);
   Emit(out, t, &c, kNormal, "Started", "Started container " + c.spec.name);
   c.stage = ContainerStage::kRunning;
@@ -412,7 +415,8 @@ void PodMachine::Progress(NodeRuntime& node, WallTime t, MachineOutput* out) {
           c.terminated && c.terminated->exit_code != 0) {
         // Init failure with restartPolicy Never: the pod has failed.
         for (ContainerRun& s : init_) {
-          if (s.running()) Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name);
+          if (s.running())
+            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name);
         }
         stage_ = PodStage::kTerminating;
         kill_deadline_ = t + options_.minimum_grace;
@@ -438,7 +442,8 @@ void PodMachine::Progress(NodeRuntime& node, WallTime t, MachineOutput* out) {
       if (done) {
         // Sidecars are stopped once the main containers are done.
         for (ContainerRun& s : init_) {
-          if (s.running()) Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name);
+          if (s.running())
+            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name);
         }
         stage_ = PodStage::kTerminating;
         kill_deadline_ = t + options_.minimum_grace;
@@ -552,7 +557,7 @@ void PodMachine::ComputePhase() {
   if (terminal) {
     // A pod that will never run again is Succeeded only when every container succeeded.
     phase_ = (stopped > 0 && stopped == succeeded && waiting == 0 && running == 0) ? "Succeeded"
-                                                                                    : "Failed";
+                                                                                   : "Failed";
     return;
   }
   if ((pending_init > 0 && !any_app_started) || waiting > 0) {
@@ -588,8 +593,9 @@ void PodMachine::RecomputeConditions(WallTime t) {
 
   std::vector<std::string> incomplete;
   for (const ContainerRun& c : init_) {
-    bool done = c.spec.sidecar ? c.instance > 0 : (c.terminated && c.terminated->exit_code == 0 &&
-                                                    c.stage == ContainerStage::kExited);
+    bool done = c.spec.sidecar ? c.instance > 0
+                               : (c.terminated && c.terminated->exit_code == 0 &&
+                                  c.stage == ContainerStage::kExited);
     if (!done) incomplete.push_back(c.spec.name);
   }
   if (phase_ == "Succeeded" && !init_.empty()) {

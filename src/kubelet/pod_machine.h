@@ -62,8 +62,8 @@ struct MachineOptions {
 };
 
 struct KubeletEvent {
-  std::string type;        // "Normal" or "Warning"
-  std::string reason;      // "Pulling", "Started", "BackOff", ...
+  std::string type;    // "Normal" or "Warning"
+  std::string reason;  // "Pulling", "Started", "BackOff", ...
   std::string message;
   std::string field_path;  // "spec.containers{web}", or "" for the pod itself
   WallTime time;
@@ -99,8 +99,8 @@ enum class ContainerStage {
   kStarting,    // due to try to start: image, then create and start (also backoff waits)
   kPulling,     // an image pull in flight until `due`
   kRunning,
-  kExited,      // terminated; a restart may be due
-  kBlocked,     // cannot start until the spec changes (InvalidImageName, ErrImageNeverPull)
+  kExited,   // terminated; a restart may be due
+  kBlocked,  // cannot start until the spec changes (InvalidImageName, ErrImageNeverPull)
 };
 
 struct TerminatedState {
@@ -135,14 +135,14 @@ struct ContainerRun {
   WallTime ready_at;
   bool ready = false;
   std::optional<WallTime> exit_at;
-  int exit_code = 0;          // when it exits at exit_at
-  std::string exit_reason;    // "" → from exit_code
-  bool killing = false;       // SIGTERM sent
+  int exit_code = 0;        // when it exits at exit_at
+  std::string exit_reason;  // "" → from exit_code
+  bool killing = false;     // SIGTERM sent
   // Exits.
   std::optional<TerminatedState> terminated;       // the current state, when exited
   std::optional<TerminatedState> last_terminated;  // lastState
-  bool restart_wanted = false;  // kExited: a restart is due
-  bool restarting = false;      // kStarting: crash backoff applies before starting
+  bool restart_wanted = false;                     // kExited: a restart is due
+  bool restarting = false;  // kStarting: crash backoff applies before starting
   int restart_count = 0;
   int instance = 0;
 
@@ -252,8 +252,8 @@ class PodMachine {
   bool admitted_ = false;  // holds the node's resources and an IP
   std::vector<ContainerRun> init_;
   std::vector<ContainerRun> app_;
-  size_t next_init_ = 0;        // the first init container not yet done
-  bool apps_started_ = false;   // initialization finished; app containers launched
+  size_t next_init_ = 0;       // the first init container not yet done
+  bool apps_started_ = false;  // initialization finished; app containers launched
   WallTime kill_deadline_{};
   FlowBackoff image_backoff_;
   FlowBackoff crash_backoff_;

@@ -148,7 +148,8 @@ class Harness {
 
   // Advances every machine to `seconds` after the start, in steps.
   void RunUntil(double seconds, Duration step = 100ms) {
-    WallTime end = t0_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
+    WallTime end =
+        t0_ + std::chrono::duration_cast<Duration>(std::chrono::duration<double>(seconds));
     while (clock_.WallNow() < end) {
       clock_.Step(std::min<Duration>(step, end - clock_.WallNow()));
       for (auto& m : machines_) m->Advance(*node_, clock_.WallNow(), &out_);
@@ -225,8 +226,7 @@ TEST(PodMachineTest, PodPullsStartsAndBecomesReady) {
   EXPECT_EQ(api::Object::GetString(cs, "image"), "docker.io/library/nginx:1.27");
   EXPECT_THAT(std::string(api::Object::GetString(cs, "imageID")),
               HasSubstr("docker.io/library/nginx@sha256:"));
-  EXPECT_THAT(std::string(api::Object::GetString(cs, "containerID")),
-              HasSubstr("converge-sim://"));
+  EXPECT_THAT(std::string(api::Object::GetString(cs, "containerID")), HasSubstr("converge-sim://"));
   EXPECT_TRUE(api::FindBool(cs, {"ready"}));
   EXPECT_TRUE(api::FindBool(cs, {"started"}));
   EXPECT_EQ(api::FindInt(cs, {"restartCount"}), 0);
@@ -243,8 +243,9 @@ TEST(PodMachineTest, ImagesAreSharedOnANodeAndPullPoliciesHonoured) {
     std::string second_pod_first_event;
   };
   const std::vector<Case> cases = {
-      {"IfNotPresentReusesTheImage", "nginx:1.27", "", "Pulled: Container image \"nginx:1.27\" "
-                                                       "already present on machine"},
+      {"IfNotPresentReusesTheImage", "nginx:1.27", "",
+       "Pulled: Container image \"nginx:1.27\" "
+       "already present on machine"},
       {"AlwaysPullsAgain", "nginx:1.27", "Always", "Pulling: Pulling image \"nginx:1.27\""},
       {"LatestDefaultsToAlways", "nginx", "", "Pulling: Pulling image \"nginx\""},
   };
@@ -332,7 +333,10 @@ TEST(PodMachineTest, ImagesThatCannotStart) {
     std::vector<std::string> events;
   };
   const std::vector<Case> cases = {
-      {"UnknownRegistryHost", "missing.example/app:1", "", "ErrImagePull",
+      {"UnknownRegistryHost",
+       "missing.example/app:1",
+       "",
+       "ErrImagePull",
        {"Pulling: Pulling image \"missing.example/app:1\"",
         "Failed: Failed to pull image \"missing.example/app:1\": rpc error: code = Unknown desc = "
         "failed to pull and unpack image \"missing.example/app:1\": failed to resolve reference "
@@ -340,12 +344,18 @@ TEST(PodMachineTest, ImagesThatCannotStart) {
         "\"https://missing.example/v2/app/manifests/1\": dial tcp: lookup missing.example: no "
         "such host",
         "Failed: Error: ErrImagePull"}},
-      {"UppercaseName", "Nginx:1.27", "", "InvalidImageName",
+      {"UppercaseName",
+       "Nginx:1.27",
+       "",
+       "InvalidImageName",
        {"InspectFailed: Failed to apply default image tag \"Nginx:1.27\": couldn't parse image "
         "name \"Nginx:1.27\": invalid reference format: repository name (library/Nginx) must be "
         "lowercase",
         "Failed: Error: InvalidImageName"}},
-      {"NeverPolicyAndAbsent", "nginx:1.27", "Never", "ErrImageNeverPull",
+      {"NeverPolicyAndAbsent",
+       "nginx:1.27",
+       "Never",
+       "ErrImageNeverPull",
        {"ErrImageNeverPull: Container image \"nginx:1.27\" is not present with pull policy of "
         "Never",
         "Failed: Error: ErrImageNeverPull"}},
@@ -381,18 +391,52 @@ TEST(PodMachineTest, ExitsFollowRestartPolicy) {
       {"JobPodStillRunningBefore", {}, "Never", "Job", 1.1, "Running", "Running", 0},
       {"ExitCodeWithNeverFails",
        {{"sim.converge.io/run-seconds", "2"}, {"sim.converge.io/exit-code", "3"}},
-       "Never", "", 2.2, "Failed", "Error", 0},
-      {"OnFailureSucceedsOnZero", {{"sim.converge.io/run-seconds", "1"}}, "OnFailure", "", 1.2,
-       "Succeeded", "Completed", 0},
-      {"OnFailureRestartsAFailure", {{"sim.converge.io/crash-after-seconds", "1"}}, "OnFailure",
-       "", 2.2, "Running", "Running", 1},
-      {"AlwaysRestartsASuccess", {{"sim.converge.io/run-seconds", "1"}}, "Always", "", 2.2,
-       "Running", "Running", 1},
-      {"BeforeTheRestartTheExitShows", {{"sim.converge.io/crash-after-seconds", "1"}}, "Always",
-       "", 1.5, "Running", "Error", 0},
+       "Never",
+       "",
+       2.2,
+       "Failed",
+       "Error",
+       0},
+      {"OnFailureSucceedsOnZero",
+       {{"sim.converge.io/run-seconds", "1"}},
+       "OnFailure",
+       "",
+       1.2,
+       "Succeeded",
+       "Completed",
+       0},
+      {"OnFailureRestartsAFailure",
+       {{"sim.converge.io/crash-after-seconds", "1"}},
+       "OnFailure",
+       "",
+       2.2,
+       "Running",
+       "Running",
+       1},
+      {"AlwaysRestartsASuccess",
+       {{"sim.converge.io/run-seconds", "1"}},
+       "Always",
+       "",
+       2.2,
+       "Running",
+       "Running",
+       1},
+      {"BeforeTheRestartTheExitShows",
+       {{"sim.converge.io/crash-after-seconds", "1"}},
+       "Always",
+       "",
+       1.5,
+       "Running",
+       "Error",
+       0},
       {"PerContainerAnnotationWins",
        {{"sim.converge.io/run-seconds", "100"}, {"web.sim.converge.io/run-seconds", "1"}},
-       "Never", "", 1.2, "Succeeded", "Completed", 0},
+       "Never",
+       "",
+       1.2,
+       "Succeeded",
+       "Completed",
+       0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -420,25 +464,26 @@ TEST(PodMachineTest, SucceededPodReleasesItsResourcesAndReportsPodCompleted) {
   json::object st = h.Status(m);
   EXPECT_EQ(CondStatus(st, "Ready"), "False");
   EXPECT_EQ(CondStatus(st, "PodReadyToStartContainers"), "False");
-  const json::object& term =
-      *api::FindObject(api::FindArray(st, {"containerStatuses"})->at(0).as_object(),
-                       {"state", "terminated"});
+  const json::object& term = *api::FindObject(
+      api::FindArray(st, {"containerStatuses"})->at(0).as_object(), {"state", "terminated"});
   EXPECT_EQ(api::Object::GetString(term, "reason"), "Completed");
   EXPECT_EQ(api::FindInt(term, {"exitCode"}), 0);
   EXPECT_EQ(h.node().admitted_pods(), 0u);
-  // The node (capacity 1 pod) takes the next pod.
+  // The node (capacity 1 pod) takes the next pod; its image is already present, so its
+  // container starts at once.
   t.name = "q";
   t.uid = "uid-2";
   PodMachine& next = h.Add(t);
-  EXPECT_EQ(next.phase(), "Pending");
+  EXPECT_EQ(next.phase(), "Running");
   EXPECT_TRUE(next.start_time().has_value());
+  EXPECT_EQ(h.node().admitted_pods(), 1u);
 }
 
 TEST(PodMachineTest, CrashLoopBackOffDoublesFromFinishedAt) {
   Harness h;
   PodTemplate t;
   t.annotations = {{"sim.converge.io/crash-after-seconds", "1"}};
-  PodMachine& m = h.Add(t);
+  h.Add(t);
   // Start at 0.2; every run lasts 1 s; the first restart follows the exit after the 1 s sync;
   // later ones wait 10, 20, 40, 80, 160, 300, 300 s from the exit.
   h.RunUntil(1200);
@@ -582,9 +627,15 @@ TEST(PodMachineTest, GracefulDeletion) {
   const std::vector<Case> cases = {
       {"ExitsOnSigterm", {}, 30, 0, 0},
       {"TakesItsShutdownTime", {{"sim.converge.io/shutdown-seconds", "3"}}, 30, 3, 0},
-      {"IgnoresSigtermAndIsKilledAtTheDeadline", {{"sim.converge.io/ignore-sigterm", "true"}}, 5,
-       5, 137},
-      {"ShutdownLongerThanGraceIsKilled", {{"sim.converge.io/shutdown-seconds", "60"}}, 10, 10,
+      {"IgnoresSigtermAndIsKilledAtTheDeadline",
+       {{"sim.converge.io/ignore-sigterm", "true"}},
+       5,
+       5,
+       137},
+      {"ShutdownLongerThanGraceIsKilled",
+       {{"sim.converge.io/shutdown-seconds", "60"}},
+       10,
+       10,
        137},
       {"MinimumGraceIsTwoSeconds", {{"sim.converge.io/ignore-sigterm", "true"}}, 1, 2, 137},
   };

@@ -26,8 +26,12 @@ void PodSource::Upsert(const api::Object& obj) {
   sink_->PodChanged(std::move(snap));
 }
 
-void PodSource::Add(api::ObjectPtr obj) { Upsert(*obj); }
-void PodSource::Update(api::ObjectPtr obj) { Upsert(*obj); }
+void PodSource::Add(api::ObjectPtr obj) {
+  Upsert(*obj);
+}
+void PodSource::Update(api::ObjectPtr obj) {
+  Upsert(*obj);
+}
 
 void PodSource::Delete(api::ObjectPtr obj) {
   auto it = known_.find(obj->key());

@@ -31,8 +31,8 @@ std::optional<std::string_view> Annotation(const api::Object& pod, std::string_v
                                            std::string_view field) {
   const json::object* ann = pod.annotations();
   if (!ann) return std::nullopt;
-  std::string specific = std::string(container) + "." + std::string(kAnnotationDomain) + "/" +
-                         std::string(field);
+  std::string specific =
+      std::string(container) + "." + std::string(kAnnotationDomain) + "/" + std::string(field);
   if (const json::value* v = ann->if_contains(specific); v && v->is_string()) {
     return std::string_view(v->get_string());
   }
@@ -89,8 +89,8 @@ ContainerBehavior BehaviorFor(const api::Object& pod, const json::object& c, boo
   if (auto v = Annotation(pod, name, "readiness-delay-seconds")) {
     if (auto d = ParseSeconds(*v)) b.readiness_delay = *d;
   } else if (const json::object* probe = api::FindObject(c, {"readinessProbe"})) {
-    b.readiness_delay = std::chrono::seconds(std::max<int64_t>(
-        0, api::FindInt(*probe, {"initialDelaySeconds"}, 0)));
+    b.readiness_delay = std::chrono::seconds(
+        std::max<int64_t>(0, api::FindInt(*probe, {"initialDelaySeconds"}, 0)));
   }
   if (auto v = Annotation(pod, name, "ignore-sigterm")) b.ignore_sigterm = *v == "true";
   if (auto v = Annotation(pod, name, "shutdown-seconds")) {
@@ -110,9 +110,8 @@ PullPolicy ParsePullPolicy(std::string_view s, std::string_view image) {
   if (s == "Never") return PullPolicy::kNever;
   if (s == "IfNotPresent") return PullPolicy::kIfNotPresent;
   // Defaulting normally sets it; mirror it for objects that skipped defaulting.
-  std::string_view last = image.substr(image.rfind('/') == std::string_view::npos
-                                           ? 0
-                                           : image.rfind('/') + 1);
+  std::string_view last =
+      image.substr(image.rfind('/') == std::string_view::npos ? 0 : image.rfind('/') + 1);
   if (last.find('@') != std::string_view::npos) return PullPolicy::kIfNotPresent;
   size_t colon = last.find(':');
   if (colon == std::string_view::npos || last.substr(colon + 1) == "latest") {
@@ -142,7 +141,9 @@ Requests ContainerRequests(const json::object& c) {
 
 }  // namespace
 
-std::string PodSpecView::FormatPod() const { return key.name + "_" + key.ns + "(" + uid + ")"; }
+std::string PodSpecView::FormatPod() const {
+  return key.name + "_" + key.ns + "(" + uid + ")";
+}
 
 const ContainerSpecView* PodSpecView::FindContainer(std::string_view name) const {
   for (const auto* list : {&containers, &init_containers}) {

@@ -13,12 +13,14 @@ namespace {
 namespace json = boost::json;
 
 const std::set<std::string_view>& KubeletConditionTypes() {
-  static const std::set<std::string_view> types = {
-      "PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"};
+  static const std::set<std::string_view> types = {"PodReadyToStartContainers", "Initialized",
+                                                   "Ready", "ContainersReady", "PodScheduled"};
   return types;
 }
 
-std::string Time(WallTime t) { return util::FormatRfc3339(t); }
+std::string Time(WallTime t) {
+  return util::FormatRfc3339(t);
+}
 
 json::object Condition(std::string_view type, const ConditionState& c) {
   json::object o;
@@ -88,12 +90,22 @@ bool IsEmpty(const json::value& v) {
          (v.is_object() && v.get_object().empty()) || (v.is_array() && v.get_array().empty());
 }
 
+// Whether `v` is empty once its empty members are dropped ({"a": {"b": ""}} is).
+bool IsDeepEmpty(const json::value& v) {
+  if (IsEmpty(v)) return true;
+  if (!v.is_object()) return false;
+  for (const auto& [k, val] : v.get_object()) {
+    if (!IsDeepEmpty(val)) return false;
+  }
+  return true;
+}
+
 void AppendCanonical(const json::value& v, std::string& out) {
   if (v.is_object()) {
     const json::object& o = v.get_object();
     std::vector<std::pair<std::string_view, const json::value*>> members;
     for (const auto& [k, val] : o) {
-      if (!IsEmpty(val)) members.emplace_back(k, &val);
+      if (!IsDeepEmpty(val)) members.emplace_back(k, &val);
     }
     std::sort(members.begin(), members.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });

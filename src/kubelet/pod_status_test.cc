@@ -7,7 +7,9 @@ namespace {
 
 namespace json = boost::json;
 
-json::object Parse(std::string_view s) { return json::parse(s).as_object(); }
+json::object Parse(std::string_view s) {
+  return json::parse(s).as_object();
+}
 
 TEST(PodStatusTest, FingerprintIgnoresWhatReadersCannotSee) {
   const json::object base = Parse(R"({"phase":"Running","podIP":"10.244.0.2",
@@ -25,7 +27,8 @@ TEST(PodStatusTest, FingerprintIgnoresWhatReadersCannotSee) {
                       {"lastTransitionTime":"2025-01-01T00:00:00Z","status":"True","type":"Ready"}],
         "containerStatuses":[{"restartCount":0,"ready":true,"name":"web"}]})",
        true},
-      {"ForeignConditionsAndQosClass", R"({"phase":"Running","podIP":"10.244.0.2","qosClass":"BestEffort",
+      {"ForeignConditionsAndQosClass",
+       R"({"phase":"Running","podIP":"10.244.0.2","qosClass":"BestEffort",
         "conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z"},
                       {"type":"PodScheduled","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z"},
                       {"type":"DisruptionTarget","status":"True"}],
@@ -49,7 +52,8 @@ TEST(PodStatusTest, FingerprintIgnoresWhatReadersCannotSee) {
 }
 
 TEST(PodStatusTest, PatchKeepsConditionOrderAndClearsReason) {
-  json::object status = Parse(R"({"phase":"Running","conditions":[{"type":"Initialized","status":"True"},
+  json::object status =
+      Parse(R"({"phase":"Running","conditions":[{"type":"Initialized","status":"True"},
       {"type":"Ready","status":"True"}]})");
   json::object patch = Parse(BuildStatusPatch("uid-1", status));
   EXPECT_EQ(json::serialize(patch.at("metadata")), R"({"uid":"uid-1"})");
@@ -61,12 +65,14 @@ TEST(PodStatusTest, PatchKeepsConditionOrderAndClearsReason) {
 }
 
 TEST(PodStatusTest, CanonicalJsonSortsAndDropsEmpties) {
-  EXPECT_EQ(CanonicalJson(json::parse(R"({"b":1,"a":{"y":"","x":[]},"c":null,"d":[{"z":2,"y":{}}]})")),
-            R"({"b":1,"d":[{"z":2}]})");
+  EXPECT_EQ(
+      CanonicalJson(json::parse(R"({"b":1,"a":{"y":"","x":[]},"c":null,"d":[{"z":2,"y":{}}]})")),
+      R"({"b":1,"d":[{"z":2}]})");
 }
 
 TEST(PodStatusTest, PodScheduledTime) {
-  EXPECT_EQ(PodScheduledTime(Parse(R"({"conditions":[{"type":"PodScheduled","lastTransitionTime":"T"}]})")),
+  EXPECT_EQ(PodScheduledTime(
+                Parse(R"({"conditions":[{"type":"PodScheduled","lastTransitionTime":"T"}]})")),
             "T");
   EXPECT_EQ(PodScheduledTime(Parse("{}")), "");
 }

@@ -33,7 +33,7 @@ namespace converge::kubelet {
 struct PodWrite {
   api::ObjectKey key;
   std::string uid;
-  std::string status_patch;  // strategic-merge patch of pods/status; "" for none
+  std::string status_patch;   // strategic-merge patch of pods/status; "" for none
   bool delete_after = false;  // then DELETE with gracePeriodSeconds=0 and the uid precondition
 };
 
@@ -60,7 +60,7 @@ class StatusWriter {
     int64_t deletes = 0;
     int64_t superseded = 0;  // replaced while queued
     int64_t retries = 0;
-    int64_t failures = 0;    // given up (NotFound, uid mismatch, invalid)
+    int64_t failures = 0;  // given up (NotFound, uid mismatch, invalid)
   };
   Stats stats() const;
   size_t queued() const;
@@ -75,10 +75,10 @@ class StatusWriter {
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
   // Invariant: every key in queue_ is in pending_ and not in processing_.
-  std::deque<api::ObjectKey> queue_;                     // guarded by mu_
+  std::deque<api::ObjectKey> queue_;                      // guarded by mu_
   std::unordered_map<api::ObjectKey, PodWrite> pending_;  // guarded by mu_
   std::unordered_set<api::ObjectKey> processing_;         // guarded by mu_
-  Stats stats_;                                          // guarded by mu_
+  Stats stats_;                                           // guarded by mu_
 };
 
 }  // namespace converge::kubelet

@@ -187,8 +187,7 @@ void NodeLifecycleController::MonitorNodeHealth(std::stop_token stop) {
       std::lock_guard lock(mu_);
       ZoneQueue& q = zones_[ZoneKey(*node)];
       switch (a.kind) {
-        case NoExecuteAction::Kind::kNone:
-          break;
+        case NoExecuteAction::Kind::kNone: break;
         case NoExecuteAction::Kind::kAddRateLimited:
           if (q.queued.insert(name).second) q.nodes.push_back(name);
           break;
@@ -299,8 +298,7 @@ void NodeLifecycleController::DoNoExecuteTaintingPass(std::stop_token stop) {
       }
       continue;
     }
-    spdlog::info("node-lifecycle: node {} tainted {}:NoExecute", name,
-                 taints->back().key);
+    spdlog::info("node-lifecycle: node {} tainted {}:NoExecute", name, taints->back().key);
   }
 }
 
@@ -336,9 +334,8 @@ void NodeLifecycleController::MarkPodsNotReady(const api::Object& node, WallTime
       }
     }
     if (!ready) continue;
-    json::object cond{{"type", "Ready"},
-                      {"status", "False"},
-                      {"lastTransitionTime", util::FormatRfc3339(now)}};
+    json::object cond{
+        {"type", "Ready"}, {"status", "False"}, {"lastTransitionTime", util::FormatRfc3339(now)}};
     json::object patch{{"status", json::object{{"conditions", json::array{std::move(cond)}}}}};
     client::PatchOptions po;
     po.subresource = "status";
@@ -398,8 +395,7 @@ client::ReconcileResult NodeLifecycleController::ReconcileEvictions(const api::O
 
 ControllerDescriptor Descriptor() {
   return {"nodelifecycle",
-          [](ControllerContext& ctx)
-              -> util::StatusOr<std::unique_ptr<RunnableController>> {
+          [](ControllerContext& ctx) -> util::StatusOr<std::unique_ptr<RunnableController>> {
             NodeLifecycleOptions o;
             o.client = ctx.client;
             o.informers = ctx.informers;

@@ -61,8 +61,7 @@ struct NodeLifecycleOptions {
 class NodeLifecycleController final : public RunnableController {
  public:
   // Registers the informers and handlers it needs; starts nothing.
-  static util::StatusOr<std::unique_ptr<NodeLifecycleController>> New(
-      NodeLifecycleOptions options);
+  static util::StatusOr<std::unique_ptr<NodeLifecycleController>> New(NodeLifecycleOptions options);
   ~NodeLifecycleController() override;
 
   void Run(std::stop_token stop) override;
@@ -100,10 +99,10 @@ class NodeLifecycleController final : public RunnableController {
   std::unique_ptr<client::Controller> evictions_;
 
   std::mutex mu_;  // the monitor and the taint pass share the zone queues
-  std::unordered_map<std::string, NodeHealth> health_;       // guarded by mu_
-  std::map<std::string, ZoneQueue> zones_;                   // guarded by mu_
-  std::map<std::string, ZoneState> zone_states_;             // guarded by mu_
-  bool all_fully_disrupted_ = false;                         // guarded by mu_
+  std::unordered_map<std::string, NodeHealth> health_;  // guarded by mu_
+  std::map<std::string, ZoneQueue> zones_;              // guarded by mu_
+  std::map<std::string, ZoneState> zone_states_;        // guarded by mu_
+  bool all_fully_disrupted_ = false;                    // guarded by mu_
 };
 
 // The descriptor for the controller-manager (builtin.cc), with upstream's defaults.

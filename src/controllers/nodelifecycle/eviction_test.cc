@@ -9,6 +9,8 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace json = boost::json;
+using WallTime = std::chrono::system_clock::time_point;
+using Duration = std::chrono::nanoseconds;
 
 api::ObjectPtr Pod(const std::string& name, json::array tolerations = {},
                    std::string_view phase = "Running", bool deleting = false) {
@@ -20,8 +22,8 @@ api::ObjectPtr Pod(const std::string& name, json::array tolerations = {},
       {"status", json::object{{"phase", phase}}}});
 }
 
-json::object Tol(std::string_view key, std::optional<int64_t> seconds, std::string_view op = "Exists",
-                 std::string_view effect = "NoExecute") {
+json::object Tol(std::string_view key, std::optional<int64_t> seconds,
+                 std::string_view op = "Exists", std::string_view effect = "NoExecute") {
   json::object t{{"key", key}, {"operator", op}, {"effect", effect}};
   if (seconds) t["tolerationSeconds"] = *seconds;
   return t;
@@ -56,7 +58,8 @@ TEST(EvictionTest, DecidesByTolerations) {
       {"ImplicitRunsOut", Pod("h"), 300, 300s, true, std::nullopt},
       {"ExplicitBeatsImplicit", Pod("i", {Tol("node.kubernetes.io/unreachable", 5)}), 300, 6s, true,
        std::nullopt},
-      {"BeingDeletedIsLeftAlone", Pod("j", {}, "Running", true), std::nullopt, 0s, false, std::nullopt},
+      {"BeingDeletedIsLeftAlone", Pod("j", {}, "Running", true), std::nullopt, 0s, false,
+       std::nullopt},
       {"FinishedIsLeftAlone", Pod("k", {}, "Succeeded"), std::nullopt, 0s, false, std::nullopt},
   };
   for (const Case& c : cases) {

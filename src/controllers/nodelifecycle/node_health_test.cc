@@ -14,9 +14,10 @@ namespace json = boost::json;
 
 api::Object Node(std::string_view ready, std::string_view heartbeat,
                  std::vector<Taint> taints = {}) {
-  json::object doc{{"apiVersion", "v1"},
-                   {"kind", "Node"},
-                   {"metadata", json::object{{"name", "n"}, {"creationTimestamp", "2025-01-01T00:00:00Z"}}}};
+  json::object doc{
+      {"apiVersion", "v1"},
+      {"kind", "Node"},
+      {"metadata", json::object{{"name", "n"}, {"creationTimestamp", "2025-01-01T00:00:00Z"}}}};
   json::array conds;
   if (!ready.empty()) {
     for (const char* type : {"MemoryPressure", "DiskPressure", "PIDPressure", "Ready"}) {
@@ -99,12 +100,20 @@ TEST(NodeHealthTest, NoScheduleTaintsFollowConditions) {
   };
   const std::vector<Case> cases = {
       {"HealthyUntainted", "True", {}, std::nullopt},
-      {"UnknownGetsUnreachable", "Unknown", {}, std::vector<std::string>{"node.kubernetes.io/unreachable"}},
+      {"UnknownGetsUnreachable",
+       "Unknown",
+       {},
+       std::vector<std::string>{"node.kubernetes.io/unreachable"}},
       {"FalseGetsNotReady", "False", {}, std::vector<std::string>{"node.kubernetes.io/not-ready"}},
-      {"RecoveredLosesIt", "True",
-       {{"node.kubernetes.io/unreachable", "", "NoSchedule", ""}, {"dedicated", "x", "NoSchedule", ""}},
+      {"RecoveredLosesIt",
+       "True",
+       {{"node.kubernetes.io/unreachable", "", "NoSchedule", ""},
+        {"dedicated", "x", "NoSchedule", ""}},
        std::vector<std::string>{"dedicated"}},
-      {"AlreadyRight", "Unknown", {{"node.kubernetes.io/unreachable", "", "NoSchedule", ""}}, std::nullopt},
+      {"AlreadyRight",
+       "Unknown",
+       {{"node.kubernetes.io/unreachable", "", "NoSchedule", ""}},
+       std::nullopt},
   };
   for (const Case& c : cases) {
     auto got = NoScheduleTaintUpdate(Node(c.ready, "h", c.taints));
@@ -118,7 +127,8 @@ TEST(NodeHealthTest, NoScheduleTaintsFollowConditions) {
 
 TEST(NodeHealthTest, NoExecuteDecisions) {
   WallTime now{};
-  const Taint unreachable{"node.kubernetes.io/unreachable", "", "NoExecute", "2025-01-01T00:00:00Z"};
+  const Taint unreachable{"node.kubernetes.io/unreachable", "", "NoExecute",
+                          "2025-01-01T00:00:00Z"};
   const Taint not_ready{"node.kubernetes.io/not-ready", "", "NoExecute", "2025-01-01T00:00:00Z"};
   using K = NoExecuteAction::Kind;
   struct Case {
@@ -127,12 +137,13 @@ TEST(NodeHealthTest, NoExecuteDecisions) {
     std::string ready;
     K kind;
   };
-  for (const Case& c : std::vector<Case>{{"HealthyNothing", {}, "True", K::kNone},
-                                         {"UnknownQueued", {}, "Unknown", K::kAddRateLimited},
-                                         {"FalseQueued", {}, "False", K::kAddRateLimited},
-                                         {"AlreadyTainted", {unreachable}, "Unknown", K::kNone},
-                                         {"SwapToNotReady", {unreachable}, "False", K::kSwapNow},
-                                         {"RecoveredRemoves", {not_ready}, "True", K::kRemoveNow}}) {
+  for (const Case& c :
+       std::vector<Case>{{"HealthyNothing", {}, "True", K::kNone},
+                         {"UnknownQueued", {}, "Unknown", K::kAddRateLimited},
+                         {"FalseQueued", {}, "False", K::kAddRateLimited},
+                         {"AlreadyTainted", {unreachable}, "Unknown", K::kNone},
+                         {"SwapToNotReady", {unreachable}, "False", K::kSwapNow},
+                         {"RecoveredRemoves", {not_ready}, "True", K::kRemoveNow}}) {
     EXPECT_EQ(DecideNoExecute(c.taints, c.ready, now).kind, c.kind) << c.name;
   }
   auto added = WithNoExecuteTaint({}, "Unknown", *util::ParseRfc3339("2025-02-03T04:05:06Z"));

@@ -18,7 +18,8 @@ std::string ZoneKey(const api::Object& node) {
     if (auto v = node.label(b)) return std::string(*v);
     return std::string();
   };
-  std::string region = label("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region");
+  std::string region =
+      label("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region");
   std::string zone = label("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone");
   if (region.empty() && zone.empty()) return "";
   return region + ":\x00:" + zone;
@@ -34,9 +35,8 @@ ZoneState ComputeZoneState(const std::vector<std::string>& ready_statuses,
   if (!ready_statuses.empty() && not_ready == ready_statuses.size()) {
     return ZoneState::kFullDisruption;
   }
-  if (not_ready > 2 &&
-      static_cast<double>(not_ready) / static_cast<double>(not_ready + ready) >=
-          unhealthy_zone_threshold) {
+  if (not_ready > 2 && static_cast<double>(not_ready) / static_cast<double>(not_ready + ready) >=
+                           unhealthy_zone_threshold) {
     return ZoneState::kPartialDisruption;
   }
   return ZoneState::kNormal;

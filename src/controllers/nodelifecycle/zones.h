@@ -5,7 +5,8 @@
 //   state              when                                               taint rate
 //   Normal             otherwise                                          node_eviction_rate
 //   PartialDisruption  > 2 not-ready nodes and ≥ unhealthy_zone_threshold secondary rate if the
-//                      (55 %) of the zone not ready                       zone has > 50 nodes, else 0
+//                      (55 %) of the zone not ready                       zone has > 50 nodes, else
+//                      0
 //   FullDisruption     every node of the zone not ready                   node_eviction_rate
 // and when every zone is in FullDisruption, no node is tainted at all (and NoExecute taints are
 // removed): "all nodes are not-Ready: entering master disruption mode".
