@@ -449,7 +449,14 @@ TEST_F(KubeletIntegrationTest, NodeThatStopsHeartbeatingIsTaintedDrainedAndRecov
   std::jthread recording_evictions([&] { eviction_events.Run(stop.get_token()); });
   std::jthread running([&] { (*controller)->Run(stop.get_token()); });
 
-  Create(Pod("doomed", "flaky-50"));
+  // DefaultTolerationSeconds admission would give it 300 s; 2 s are enough to show the wait.
+  Create(Pod("doomed", "flaky-50", {{"web", "nginx:1.27"}}, {}, [](json::object& doc) {
+    doc["spec"].as_object()["tolerations"] =
+        json::array{json::object{{"key", "node.kubernetes.io/unreachable"},
+                                 {"operator", "Exists"},
+                                 {"effect", "NoExecute"},
+                                 {"tolerationSeconds", 2}}};
+  }));
   Create(Pod("tolerant", "flaky-50", {{"web", "nginx:1.27"}}, {}, [](json::object& doc) {
     doc["spec"].as_object()["tolerations"] =
         json::array{json::object{{"key", "node.kubernetes.io/unreachable"},
@@ -488,7 +495,7 @@ TEST_F(KubeletIntegrationTest, NodeThatStopsHeartbeatingIsTaintedDrainedAndRecov
   }
   EXPECT_TRUE(Eventually([&] { return has_taint("node.kubernetes.io/unreachable", "NoExecute"); }));
   EXPECT_TRUE(has_taint("node.kubernetes.io/unreachable", "NoSchedule"));
-  // The pod without a toleration is evicted; the tolerant one stays.
+  // The pod whose toleration runs out (2 s) is evicted; the one tolerating forever stays.
   EXPECT_TRUE(Eventually([&] {
     auto p = GetPod("doomed");
     return !p || p->being_deleted();

@@ -401,9 +401,6 @@ ControllerDescriptor Descriptor() {
             o.informers = ctx.informers;
             o.clock = ctx.clock;
             o.metrics = ctx.metrics;
-            // Stands in for the DefaultTolerationSeconds admission plugin (not in Converge
-            // yet): pods without not-ready/unreachable tolerations stay 300 s.
-            o.eviction.implicit_toleration_seconds = 300;
             if (ctx.recorder) {
               o.node_recorder = ctx.recorder("node-controller");
               o.eviction_recorder = ctx.recorder("taint-eviction-controller");

@@ -5,10 +5,10 @@
 //     was added) when all are tolerated;
 //   - never when every used toleration has no tolerationSeconds.
 //
-// The DefaultTolerationSeconds admission plugin (which gives pods not-ready and unreachable
-// tolerations of 300 s) is not in Converge yet; `implicit_toleration_seconds` stands in for it:
-// when set, a pod without a toleration for one of those two taints is treated as tolerating it
-// for that long. Unset (the default), such a pod is evicted at once.
+// The API server's DefaultTolerationSeconds admission gives pods not-ready and unreachable
+// tolerations of 300 s. `implicit_toleration_seconds` stands in for it against servers that lack
+// it: when set, a pod without a toleration for one of those two taints is treated as tolerating
+// it for that long. Unset (the default, as upstream), such a pod is evicted at once.
 //
 // Pods already being deleted, and pods that finished (Succeeded/Failed), are left alone.
 //
