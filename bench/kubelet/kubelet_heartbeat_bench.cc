@@ -1,13 +1,21 @@
-// kubelet_heartbeat_bench: what heartbeats of N simulated nodes cost.
+// kubelet_heartbeat_bench: what heartbeats of N simulated nodes cost, and how fast their pods
+// start.
 //
-//   build/bench/kubelet/kubelet_heartbeat_bench --nodes 5000 --seconds 60 [--json FILE]
+//   build/bench/kubelet/kubelet_heartbeat_bench --nodes 5000 --seconds 60 [--pods P] [--json FILE]
 //
 // Starts `converge apiserver` and `converge kubelet --nodes N` as processes, waits until every
 // node is registered and Ready, lets a settle period pass, then measures over the window: the
 // CPU time of each process (utime + stime from /proc/<pid>/stat), their RSS, and the lease
 // renewals that happened (from the kubelet's stats line). Heartbeats are the only load: no pods.
+//
+// With --pods P, it then creates P pods already bound to the nodes (round-robin, 8 client
+// threads, so no scheduler is involved) and reports pods started per second: P divided by the
+// time from the first create until every pod is Running and Ready (polled from the API), and the
+// kubelet's RSS once they run.
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -16,7 +24,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "api/object.h"
 #include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "testing/process.h"
@@ -75,6 +85,7 @@ int main(int argc, char** argv) {
   int nodes = 5000;
   int seconds = 60;
   int settle = 20;
+  int pods = 0;
   std::string json_path;
   bool fsync = true;
   for (int i = 1; i < argc; ++i) {
@@ -84,6 +95,8 @@ int main(int argc, char** argv) {
       nodes = std::stoi(next());
     else if (a == "--seconds")
       seconds = std::stoi(next());
+    else if (a == "--pods")
+      pods = std::stoi(next());
     else if (a == "--settle")
       settle = std::stoi(next());
     else if (a == "--json")
@@ -91,8 +104,9 @@ int main(int argc, char** argv) {
     else if (a == "--no-fsync")
       fsync = false;
     else {
-      std::cerr << "usage: " << argv[0]
-                << " [--nodes N] [--seconds S] [--settle S] [--no-fsync] [--json FILE]\n";
+      std::cerr
+          << "usage: " << argv[0]
+          << " [--nodes N] [--seconds S] [--settle S] [--pods P] [--no-fsync] [--json FILE]\n";
       return 2;
     }
   }
@@ -139,6 +153,64 @@ int main(int argc, char** argv) {
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::this_thread::sleep_for(6s);  // one more stats line covering the window's end
   long r1 = LeaseRenewals(ReadFile(kubelet_log));
+
+  // Pods, bound by the bench itself.
+  double create_seconds = 0, start_seconds = 0;
+  long pods_rss_kb = 0;
+  int created_ok = 0;
+  if (pods > 0) {
+    namespace json = boost::json;
+    const converge::api::GroupVersionResource kPods{"", "v1", "pods"};
+    std::atomic<int> next_pod{0}, ok{0};
+    auto p0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> creators;
+    for (int t = 0; t < 8; ++t) {
+      creators.emplace_back([&] {
+        auto c = converge::client::RestClient::ForConfig(*config);
+        if (!c.ok()) return;
+        for (int i = next_pod++; i < pods; i = next_pod++) {
+          json::object pod{
+              {"apiVersion", "v1"},
+              {"kind", "Pod"},
+              {"metadata", json::object{{"name", "p-" + std::to_string(i)}}},
+              {"spec", json::object{{"nodeName", "bench-" + std::to_string(i % nodes)},
+                                    {"containers", json::array{json::object{
+                                                       {"name", "c"}, {"image", "pause:3.9"}}}}}}};
+          if ((*c)->Create(kPods, "default", converge::api::Object(std::move(pod))).ok()) ++ok;
+        }
+      });
+    }
+    for (auto& t : creators) t.join();
+    created_ok = ok.load();
+    create_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
+    std::cerr << "created " << created_ok << " pods in " << create_seconds << " s\n";
+    auto running = [&] {
+      converge::client::ListOptions lo;
+      lo.resource_version = "0";
+      auto list = (*client)->List(kPods, "default", lo);
+      int n = 0;
+      if (!list.ok()) return -1;
+      for (const converge::api::Object& p : list->items) {
+        if (converge::api::FindString(p.doc(), {"status", "phase"}) != "Running") continue;
+        if (const json::array* conds =
+                converge::api::FindArray(p.doc(), {"status", "conditions"})) {
+          for (const json::value& c : *conds) {
+            if (converge::api::Object::GetString(c.as_object(), "type") == "Ready" &&
+                converge::api::Object::GetString(c.as_object(), "status") == "True") {
+              ++n;
+            }
+          }
+        }
+      }
+      return n;
+    };
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+    while (running() < created_ok && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(200ms);
+    }
+    start_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - p0).count();
+    pods_rss_kb = Sample(kubelet.pid()).rss_kb;
+  }
   kubelet.Stop();
 
   double kubelet_cores = (k1.seconds - k0.seconds) / wall;
@@ -159,6 +231,15 @@ int main(int argc, char** argv) {
   std::printf("apiserver CPU per renewal   %.1f us\n", apiserver_us_per_renewal);
   std::printf("kubelet RSS (MiB)           %.1f\n", k1.rss_kb / 1024.0);
   std::printf("apiserver RSS (MiB)         %.1f\n", a1.rss_kb / 1024.0);
+  std::printf("kubelet RSS per node (KiB)  %.1f\n", static_cast<double>(k1.rss_kb) / nodes);
+  if (pods > 0) {
+    std::printf("pods created                %d in %.1f s (%.0f/s)\n", created_ok, create_seconds,
+                created_ok / create_seconds);
+    std::printf("pods Running and Ready      after %.1f s: %.0f pods/s started\n", start_seconds,
+                created_ok / start_seconds);
+    std::printf("kubelet RSS with pods (MiB) %.1f (%.1f KiB per pod)\n", pods_rss_kb / 1024.0,
+                static_cast<double>(pods_rss_kb - k1.rss_kb) / std::max(1, created_ok));
+  }
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << "{\"nodes\":" << nodes << ",\"registration_seconds\":" << registered_after
@@ -169,7 +250,10 @@ int main(int argc, char** argv) {
         << ",\"kubelet_cpu_us_per_renewal\":" << kubelet_us_per_renewal
         << ",\"apiserver_cpu_us_per_renewal\":" << apiserver_us_per_renewal
         << ",\"kubelet_rss_bytes\":" << k1.rss_kb * 1024
-        << ",\"apiserver_rss_bytes\":" << a1.rss_kb * 1024 << "}\n";
+        << ",\"apiserver_rss_bytes\":" << a1.rss_kb * 1024 << ",\"pods\":" << created_ok
+        << ",\"pods_create_seconds\":" << create_seconds
+        << ",\"pods_running_seconds\":" << start_seconds
+        << ",\"kubelet_rss_bytes_with_pods\":" << pods_rss_kb * 1024 << "}\n";
   }
   return 0;
 }
