@@ -8,6 +8,7 @@
 #include "client/api_errors.h"
 #include "client/lister.h"
 #include "controllers/common/controller_ref_manager.h"
+#include "controllers/common/handler_registrations.h"
 #include "controllers/common/reconcile_metrics.h"
 #include "controllers/common/template_hash.h"
 #include "controllers/deployment/decide.h"
@@ -280,25 +281,17 @@ class Runnable final : public RunnableController {
          {std::pair{&d_informer, std::shared_ptr<client::ResourceEventHandler>(d_handler)},
           std::pair{&rs_informer, std::shared_ptr<client::ResourceEventHandler>(rs_handler)},
           std::pair{&pod_informer, std::shared_ptr<client::ResourceEventHandler>(pod_handler)}}) {
-      auto r = informer->AddEventHandler(handler);
-      if (!r.ok()) return r.status();
-      registrations_.emplace_back(informer, *r);
+      CONVERGE_RETURN_IF_ERROR(handlers_.Add(*informer, handler));
     }
     return util::Status();
-  }
-
-  // Handlers call into controller_ and runner_: stop them (joining their threads) first.
-  ~Runnable() override {
-    for (auto& [informer, registration] : registrations_)
-      informer->RemoveEventHandler(registration);
   }
 
   void Run(std::stop_token stop) override { runner_->Run(stop); }
 
  private:
-  std::vector<std::pair<client::SharedInformer*, client::HandlerRegistration>> registrations_;
   std::unique_ptr<DeploymentController> controller_;
   std::unique_ptr<client::Controller> runner_;
+  HandlerRegistrations handlers_;  // last: removed (joined) before the rest is destroyed
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "client/api_errors.h"
 #include "client/lister.h"
 #include "controllers/common/controller_ref_manager.h"
+#include "controllers/common/handler_registrations.h"
 #include "controllers/common/pod_util.h"
 #include "controllers/common/reconcile_metrics.h"
 #include "controllers/replicaset/decide.h"
@@ -329,29 +330,18 @@ class Runnable final : public RunnableController {
       c->OnPodUpdate(a, b);
     };
     pod_handler->del = [c](const client::DeletedObject& d) { c->OnPodDelete(d); };
-    auto r1 = rs_informer.AddEventHandler(rs_handler);
-    if (!r1.ok()) return r1.status();
-    registrations_.emplace_back(&rs_informer, *r1);
-    auto r2 = pod_informer.AddEventHandler(pod_handler);
-    if (!r2.ok()) return r2.status();
-    registrations_.emplace_back(&pod_informer, *r2);
+    CONVERGE_RETURN_IF_ERROR(handlers_.Add(rs_informer, rs_handler));
+    CONVERGE_RETURN_IF_ERROR(handlers_.Add(pod_informer, pod_handler));
     return util::Status();
-  }
-
-  // The handlers call into controller_ and runner_: stop them (this joins their threads) before
-  // those go away. The informers outlive the controllers (controller_manager.cc).
-  ~Runnable() override {
-    for (auto& [informer, registration] : registrations_)
-      informer->RemoveEventHandler(registration);
   }
 
   void Run(std::stop_token stop) override { runner_->Run(stop); }
 
  private:
   RealPodControl pod_control_;
-  std::vector<std::pair<client::SharedInformer*, client::HandlerRegistration>> registrations_;
   std::unique_ptr<ReplicaSetController> controller_;
   std::unique_ptr<client::Controller> runner_;
+  HandlerRegistrations handlers_;  // last: removed (joined) before the rest is destroyed
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "client/api_errors.h"
 #include "client/controller.h"
+#include "controllers/common/handler_registrations.h"
 #include "controllers/common/reconcile_metrics.h"
 #include "controllers/serviceaccount/decide.h"
 
@@ -67,25 +68,16 @@ class Runnable final : public RunnableController {
     sa_handler->del = [runner](const client::DeletedObject& d) {
       runner->Enqueue({"", std::string(d.key.ns)});
     };
-    auto r1 = namespaces.AddEventHandler(ns_handler);
-    if (!r1.ok()) return r1.status();
-    registrations_.emplace_back(&namespaces, *r1);
-    auto r2 = accounts.AddEventHandler(sa_handler);
-    if (!r2.ok()) return r2.status();
-    registrations_.emplace_back(&accounts, *r2);
+    CONVERGE_RETURN_IF_ERROR(handlers_.Add(namespaces, ns_handler));
+    CONVERGE_RETURN_IF_ERROR(handlers_.Add(accounts, sa_handler));
     return util::Status();
-  }
-
-  ~Runnable() override {
-    for (auto& [informer, registration] : registrations_)
-      informer->RemoveEventHandler(registration);
   }
 
   void Run(std::stop_token stop) override { runner_->Run(stop); }
 
  private:
-  std::vector<std::pair<client::SharedInformer*, client::HandlerRegistration>> registrations_;
   std::unique_ptr<client::Controller> runner_;
+  HandlerRegistrations handlers_;  // last: removed (joined) before the rest is destroyed
 };
 
 }  // namespace
