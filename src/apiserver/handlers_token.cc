@@ -45,12 +45,14 @@ std::optional<ApiOr<UserInfo>> APIServer::VerifyServiceAccountToken(std::string_
 ApiOr<UserInfo> APIServer::AuthenticateServiceAccountClaims(const ServiceAccountClaims& c) const {
   // A token outlives nothing it names: the ServiceAccount (and a bound object) must still exist
   // with the UID the token was issued for.
+  // Every request carrying a ServiceAccount token comes through here: read from the watch cache
+  // (resourceVersion "0"), never the store, as upstream's cache-backed token getter does.
   auto invalidated = [] {
     return Unauthorized("Unauthorized: service account token has been invalidated");
   };
   ResourceStorage* sas = Storage({"", "v1", "serviceaccounts"});
   if (!sas) return invalidated();
-  auto sa = sas->Get(c.ns, c.name, "");
+  auto sa = sas->Get(c.ns, c.name, "0");
   if (!sa.ok()) return invalidated();
   auto parsed = (*sa)->Parse();
   if (!parsed.ok() || parsed->uid() != c.uid || !parsed->deletion_timestamp().empty()) {
@@ -63,7 +65,7 @@ ApiOr<UserInfo> APIServer::AuthenticateServiceAccountClaims(const ServiceAccount
                                                             : "secrets"};
     ResourceStorage* st = Storage(gvr);
     if (!st) return invalidated();
-    auto obj = st->Get(c.bound->kind == "Node" ? "" : c.ns, c.bound->name, "");
+    auto obj = st->Get(c.bound->kind == "Node" ? "" : c.ns, c.bound->name, "0");
     if (!obj.ok()) return invalidated();
     auto bound = (*obj)->Parse();
     if (!bound.ok() || bound->uid() != c.bound->uid || !bound->deletion_timestamp().empty()) {
