@@ -1,0 +1,42 @@
+// The event handlers a controller added to shared informers, removed again when it goes away.
+//
+// A controller's handlers call into its own state, and the informers outlive it (they belong to
+// the controller-manager), so the handlers must be removed before that state is destroyed.
+// Members are destroyed in reverse order of declaration: declare the HandlerRegistrations member
+// last, and removal (which joins the handlers' threads) happens first.
+//
+// Thread-safety: Add and destruction from one thread (the controller's Init and destructor).
+#pragma once
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "client/shared_informer.h"
+#include "util/status.h"
+
+namespace converge::controllers {
+
+class HandlerRegistrations {
+ public:
+  HandlerRegistrations() = default;
+  HandlerRegistrations(const HandlerRegistrations&) = delete;
+  HandlerRegistrations& operator=(const HandlerRegistrations&) = delete;
+  ~HandlerRegistrations() {
+    for (auto& [informer, registration] : registrations_)
+      informer->RemoveEventHandler(registration);
+  }
+
+  util::Status Add(client::SharedInformer& informer,
+                   std::shared_ptr<client::ResourceEventHandler> handler) {
+    auto r = informer.AddEventHandler(std::move(handler));
+    if (!r.ok()) return r.status();
+    registrations_.emplace_back(&informer, *r);
+    return util::Status();
+  }
+
+ private:
+  std::vector<std::pair<client::SharedInformer*, client::HandlerRegistration>> registrations_;
+};
+
+}  // namespace converge::controllers
