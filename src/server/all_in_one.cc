@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "controllers/manager/controller_manager.h"
+#include "kubelet/kubelet.h"
 #include "scheduler/scheduler.h"
 
 namespace converge::server {
@@ -45,7 +46,18 @@ util::Status AllInOne::Start() {
       spdlog::error("scheduler: {}", s.ToString());
     }
   });
-  // TODO(#7): the simulated kubelets (--nodes) start here.
+
+  // The simulated nodes share one client. TODO(#11): one system:node:<name> identity per node,
+  // so the node authorizer and NodeRestriction bound them as they bound a kubelet process.
+  if (options_.nodes > 0) {
+    clients_.push_back(cp_->InProcessClient("system:converge-kubelets", {"system:masters"}));
+    client::RestClient* kubelet_client = clients_.back().get();
+    components_.emplace_back([this, kubelet_client] {
+      spdlog::info("kubelet: starting {} simulated node(s)", options_.nodes);
+      auto s = kubelet::RunInProcessKubelet(kubelet_client, options_.nodes, stop_.get_token());
+      if (!s.ok()) spdlog::error("kubelet: {}", s.ToString());
+    });
+  }
   return util::Status();
 }
 

@@ -1,0 +1,129 @@
+// The README's walkthrough, end to end: `converge server --nodes 3` (API server, controllers,
+// scheduler and simulated kubelets in one process) driven by the real kubectl, asserting on what
+// kubectl prints. Every step is the seed's reconcile loop at work: desired state in, the cluster
+// converging on it.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <thread>
+
+#include "testing/kubectl.h"
+#include "testing/server.h"
+
+namespace converge {
+namespace {
+
+using testing::CommandResult;
+using testing::Kubectl;
+using testing::ServerProcess;
+using testing::TempDir;
+
+class WalkthroughTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(Kubectl::Available());
+    ASSERT_TRUE(server_.Start({.command = "server", .extra_args = {"--nodes", "3"}}));
+    kubectl_ = std::make_unique<Kubectl>(server_.kubeconfig_path(), cache_.path());
+  }
+  CommandResult K(const std::vector<std::string>& args) { return kubectl_->Run(args); }
+  // Runs `args` until its stdout matches `pattern` (up to ~60 s); returns the last output.
+  std::string Until(const std::vector<std::string>& args, const std::string& pattern) {
+    std::regex re(pattern);
+    std::string out;
+    for (int i = 0; i < 300; ++i) {
+      CommandResult r = K(args);
+      out = r.out + r.err;
+      if (r.exit_code == 0 && std::regex_search(r.out, re)) return out;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ADD_FAILURE() << "never matched /" << pattern << "/; last output:\n" << out;
+    return out;
+  }
+  static int CountLines(const std::string& s, const std::string& needle) {
+    int n = 0;
+    size_t pos = 0;
+    while ((pos = s.find(needle, pos)) != std::string::npos) {
+      ++n;
+      pos += needle.size();
+    }
+    return n;
+  }
+
+  ServerProcess server_;
+  TempDir cache_;
+  std::unique_ptr<Kubectl> kubectl_;
+};
+
+TEST_F(WalkthroughTest, DeploymentLifecycleThroughKubectl) {
+  CommandResult version = K({"version"});
+  ASSERT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_NE(version.out.find("Server Version: v1.32"), std::string::npos) << version.out;
+
+  // Three simulated nodes register and report Ready.
+  std::string nodes =
+      Until({"get", "nodes", "--no-headers"}, "(?:\\bReady\\b[^\\n]*\\n[^\\n]*){2}\\bReady\\b");
+  EXPECT_EQ(CountLines(nodes, " Ready "), 3) << nodes;
+
+  ASSERT_EQ(K({"create", "deployment", "web", "--image=nginx:1.27", "--replicas=2"}).exit_code, 0);
+  CommandResult rollout = K({"rollout", "status", "deployment/web", "--timeout=90s"});
+  ASSERT_EQ(rollout.exit_code, 0) << rollout.out << rollout.err;
+  EXPECT_NE(rollout.out.find("successfully rolled out"), std::string::npos) << rollout.out;
+  std::string pods = K({"get", "pods", "-l", "app=web", "-o", "wide", "--no-headers"}).out;
+  EXPECT_EQ(CountLines(pods, "Running"), 2) << pods;
+  EXPECT_NE(pods.find("converge-node-"), std::string::npos) << "scheduled onto a node: " << pods;
+
+  // Scale up; the new pods are scheduled and started.
+  ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=5"}).exit_code, 0);
+  ASSERT_EQ(K({"rollout", "status", "deployment/web", "--timeout=90s"}).exit_code, 0);
+  Until({"get", "deployment", "web", "--no-headers"}, "web\\s+5/5\\s+5\\s+5");
+
+  // A rolling update to a new image, then back.
+  ASSERT_EQ(K({"set", "image", "deployment/web", "nginx=nginx:1.28"}).exit_code, 0);
+  CommandResult updated = K({"rollout", "status", "deployment/web", "--timeout=120s"});
+  ASSERT_EQ(updated.exit_code, 0) << updated.out << updated.err;
+  std::string images = K({"get", "pods", "-l", "app=web", "-o",
+                          "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}"})
+                           .out;
+  EXPECT_NE(images.find("nginx:1.28"), std::string::npos) << images;
+  std::string history = K({"rollout", "history", "deployment/web"}).out;
+  EXPECT_NE(history.find("2 "), std::string::npos) << history;
+  ASSERT_EQ(K({"rollout", "undo", "deployment/web"}).exit_code, 0);
+  ASSERT_EQ(K({"rollout", "status", "deployment/web", "--timeout=120s"}).exit_code, 0);
+  Until({"get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image}"},
+        "^nginx:1\\.27$");
+
+  // Deleted pods are replaced: the ReplicaSet converges back to five.
+  ASSERT_EQ(K({"delete", "pod", "-l", "app=web", "--wait=false"}).exit_code, 0);
+  Until({"get", "deployment", "web", "--no-headers"}, "web\\s+5/5\\s+5\\s+5");
+
+  // What happened is visible as events and logs.
+  std::string events = K({"get", "events", "--sort-by=.lastTimestamp"}).out;
+  for (const char* reason :
+       {"ScalingReplicaSet", "SuccessfulCreate", "Scheduled", "Pulled", "Started", "Killing"}) {
+    EXPECT_NE(events.find(reason), std::string::npos) << reason << " missing from:\n" << events;
+  }
+  CommandResult logs = K({"logs", "deployment/web"});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+}
+
+TEST_F(WalkthroughTest, MissingImagesBackOffAndNamespacesCleanUp) {
+  ASSERT_EQ(K({"create", "namespace", "team"}).exit_code, 0);
+  ASSERT_EQ(K({"run", "broken", "--image=nginx:doesnotexist", "-n", "team"}).exit_code, 0);
+  Until({"get", "pod", "broken", "-n", "team", "--no-headers"}, "ErrImagePull|ImagePullBackOff");
+  Until({"get", "pod", "broken", "-n", "team", "--no-headers"}, "ImagePullBackOff");
+
+  CommandResult token = K({"create", "token", "default", "-n", "team"});
+  EXPECT_EQ(token.exit_code, 0) << token.err;
+  CommandResult can = K({"auth", "can-i", "create", "deployments", "-n", "team",
+                         "--as=system:serviceaccount:team:default"});
+  EXPECT_EQ(can.out, "no\n") << can.out << can.err;
+
+  CommandResult del = K({"delete", "namespace", "team", "--timeout=90s"});
+  EXPECT_EQ(del.exit_code, 0) << del.out << del.err;
+  CommandResult gone = K({"get", "namespace", "team"});
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_NE(gone.err.find("NotFound"), std::string::npos) << gone.err;
+}
+
+}  // namespace
+}  // namespace converge
