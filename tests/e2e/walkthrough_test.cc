@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "testing/kubectl.h"
@@ -123,6 +125,103 @@ TEST_F(WalkthroughTest, MissingImagesBackOffAndNamespacesCleanUp) {
   CommandResult gone = K({"get", "namespace", "team"});
   EXPECT_NE(gone.exit_code, 0);
   EXPECT_NE(gone.err.find("NotFound"), std::string::npos) << gone.err;
+}
+
+// The seed's §八 and §十四 walkthrough, step by step, as a reader would type it.
+TEST_F(WalkthroughTest, SeedWalkthroughScaleToThreeOnDistinctNodes) {
+  Until({"get", "nodes", "--no-headers"}, "(?:\\bReady\\b[^\\n]*\\n[^\\n]*){2}\\bReady\\b");
+  ASSERT_EQ(K({"create", "deployment", "web", "--image=nginx:1.27"}).exit_code, 0);
+
+  // A second kubectl watches the Deployment while the first scales it.
+  auto watch = kubectl_->Start({"get", "deployment", "web", "-w"});
+  ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=3"}).exit_code, 0);
+  CommandResult rollout = K({"rollout", "status", "deployment/web", "--timeout=90s"});
+  ASSERT_EQ(rollout.exit_code, 0) << rollout.out << rollout.err;
+  EXPECT_TRUE(watch->WaitFor("3/3", std::chrono::seconds(30))) << watch->out_so_far();
+  CommandResult watched = watch->Stop();
+  // The watch printed the header, then a line per change, ending at 3/3.
+  EXPECT_NE(watched.out.find("READY"), std::string::npos) << watched.out;
+  EXPECT_GE(CountLines(watched.out, "web "), 3) << watched.out;
+
+  std::string all = K({"get", "deployment,rs,pods", "-o", "wide"}).out;
+  EXPECT_NE(all.find("deployment.apps/web"), std::string::npos) << all;
+  EXPECT_TRUE(std::regex_search(all, std::regex("deployment\\.apps/web\\s+3/3\\s+3\\s+3"))) << all;
+  EXPECT_TRUE(std::regex_search(all, std::regex("replicaset\\.apps/web-[a-z0-9]+\\s+3\\s+3\\s+3")))
+      << all;
+  EXPECT_EQ(CountLines(all, "Running"), 3) << all;
+  // Three pods on three distinct nodes: the scheduler spreads them.
+  std::string nodes = K({"get", "pods", "-l", "app=web", "-o",
+                         "jsonpath={range .items[*]}{.spec.nodeName}{\"\\n\"}{end}"})
+                          .out;
+  std::set<std::string> distinct;
+  std::istringstream lines(nodes);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) distinct.insert(line);
+  }
+  EXPECT_EQ(distinct.size(), 3u) << nodes;
+
+  std::string yaml = K({"get", "deployment", "web", "-o", "yaml"}).out;
+  EXPECT_TRUE(std::regex_search(yaml, std::regex("spec:\\n(?:  .*\\n)*?  replicas: 3\\n"))) << yaml;
+  EXPECT_TRUE(std::regex_search(yaml, std::regex("status:\\n(?:  .*\\n)*?  readyReplicas: 3\\n")))
+      << yaml;
+
+  // The chain of events: the Deployment scaled its ReplicaSet, which created pods, which were
+  // scheduled, pulled and started.
+  std::string describe = K({"describe", "deployment", "web"}).out;
+  EXPECT_NE(describe.find("ScalingReplicaSet"), std::string::npos) << describe;
+  EXPECT_NE(describe.find("Replicas:               3 desired | 3 updated | 3 total | 3 available"),
+            std::string::npos)
+      << describe;
+  std::string pod =
+      K({"get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}"}).out;
+  ASSERT_FALSE(pod.empty());
+  std::string describe_pod = K({"describe", "pod", pod}).out;
+  for (const char* reason : {"Scheduled", "Pulling", "Pulled", "Created", "Started"}) {
+    EXPECT_NE(describe_pod.find(reason), std::string::npos) << reason << " in:\n" << describe_pod;
+  }
+  EXPECT_NE(describe_pod.find("Controlled By:  ReplicaSet/web-"), std::string::npos)
+      << describe_pod;
+  std::string events = K({"get", "events", "--sort-by=.lastTimestamp"}).out;
+  EXPECT_LT(events.find("ScalingReplicaSet"), events.rfind("Started")) << events;
+  CommandResult logs = K({"logs", pod});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_FALSE(logs.out.empty());
+}
+
+// A missing image stalls the rollout without extra pods; the deadline marks it; a good image
+// converges.
+TEST_F(WalkthroughTest, BrokenImageStallsRolloutThenRecovers) {
+  Until({"get", "nodes", "--no-headers"}, "(?:\\bReady\\b[^\\n]*\\n[^\\n]*){2}\\bReady\\b");
+  ASSERT_EQ(K({"create", "deployment", "web", "--image=nginx:1.27", "--replicas=3"}).exit_code, 0);
+  ASSERT_EQ(K({"rollout", "status", "deployment/web", "--timeout=90s"}).exit_code, 0);
+  ASSERT_EQ(K({"patch", "deployment", "web", "-p", R"({"spec":{"progressDeadlineSeconds":5}})"})
+                .exit_code,
+            0);
+
+  ASSERT_EQ(K({"set", "image", "deployment/web", "nginx=nginx:doesnotexist"}).exit_code, 0);
+  Until({"get", "pods", "-l", "app=web", "--no-headers"}, "ImagePullBackOff");
+  // The rollout stalls: maxSurge 25% of 3 rounds up to 1 new pod, maxUnavailable rounds down to
+  // 0, so exactly one broken pod and the three old ones, and no more are created.
+  Until({"get", "deployment", "web", "-o",
+         "jsonpath={.status.conditions[?(@.type==\"Progressing\")].reason}"},
+        "^ProgressDeadlineExceeded$");
+  std::string pods = K({"get", "pods", "-l", "app=web", "--no-headers"}).out;
+  EXPECT_EQ(CountLines(pods, "\n"), 4) << pods;
+  EXPECT_EQ(CountLines(pods, "Running"), 3) << pods;
+  CommandResult stalled = K({"rollout", "status", "deployment/web", "--timeout=10s"});
+  EXPECT_NE(stalled.exit_code, 0);
+  EXPECT_NE((stalled.out + stalled.err).find("exceeded its progress deadline"), std::string::npos)
+      << stalled.out << stalled.err;
+
+  ASSERT_EQ(K({"set", "image", "deployment/web", "nginx=nginx:1.28"}).exit_code, 0);
+  CommandResult fixed = K({"rollout", "status", "deployment/web", "--timeout=120s"});
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.out << fixed.err;
+  Until({"get", "deployment", "web", "--no-headers"}, "web\\s+3/3\\s+3\\s+3");
+  Until({"get", "pods", "-l", "app=web", "--no-headers"}, "^(?:[^\\n]*Running[^\\n]*\\n){3}$");
+  std::string images = K({"get", "pods", "-l", "app=web", "-o",
+                          "jsonpath={range .items[*]}{.spec.containers[0].image}{\"\\n\"}{end}"})
+                           .out;
+  EXPECT_EQ(images, "nginx:1.28\nnginx:1.28\nnginx:1.28\n");
 }
 
 }  // namespace
