@@ -4,6 +4,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <chrono>
+
 namespace converge::server {
 struct ControlPlaneOptions;
 }
@@ -12,6 +14,10 @@ namespace converge::cmd {
 
 // Flags shared by `apiserver` and `server`.
 void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* options);
+
+// --node-monitor-grace-period (a Go duration, e.g. "50s"), shared by `controller-manager` and
+// `server`.
+void AddNodeMonitorGracePeriodFlag(CLI::App* sub, std::chrono::seconds* grace);
 
 void RegisterApiserver(CLI::App& app);
 void RegisterControllerManager(CLI::App& app);

@@ -5,6 +5,7 @@
 #include <sstream>
 #include <thread>
 
+#include "api/special_types.h"
 #include "client/kubeconfig.h"
 #include "client/rest_client.h"
 #include "commands.h"
@@ -19,6 +20,7 @@ struct ControllerManagerFlags {
   std::string controllers = "*";
   int workers = 5;
   bool leader_elect = true;
+  std::chrono::seconds node_monitor_grace_period{50};
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -49,6 +51,7 @@ int RunControllerManager(const ControllerManagerFlags& f) {
   o.controllers = SplitCommas(f.controllers);
   o.workers = f.workers;
   o.leader_elect = f.leader_elect;
+  o.node_monitor_grace_period = f.node_monitor_grace_period;
   controllers::ControllerManager manager(o);
   std::stop_source stop;
   util::Status result;
@@ -66,6 +69,18 @@ int RunControllerManager(const ControllerManagerFlags& f) {
 
 }  // namespace
 
+void AddNodeMonitorGracePeriodFlag(CLI::App* sub, std::chrono::seconds* grace) {
+  sub->add_option_function<std::string>(
+         "--node-monitor-grace-period",
+         [grace](const std::string& value) {
+           std::optional<int64_t> ns = api::ParseDuration(value);
+           if (!ns || *ns <= 0) throw CLI::ValidationError("--node-monitor-grace-period", value);
+           *grace = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds(*ns));
+         },
+         "How long a node may stop heartbeating before it is marked Unknown and tainted")
+      ->default_str("50s");
+}
+
 void RegisterControllerManager(CLI::App& app) {
   auto flags = std::make_shared<ControllerManagerFlags>();
   CLI::App* sub = app.add_subcommand("controller-manager", "Run the controllers alone");
@@ -77,6 +92,7 @@ void RegisterControllerManager(CLI::App& app) {
   sub->add_option("--leader-elect", flags->leader_elect,
                   "Elect a leader among replicas through a Lease")
       ->capture_default_str();
+  AddNodeMonitorGracePeriodFlag(sub, &flags->node_monitor_grace_period);
   sub->callback([flags] { SetExitCode(RunControllerManager(*flags)); });
 }
 

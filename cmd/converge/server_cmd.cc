@@ -32,6 +32,7 @@ void RegisterServer(CLI::App& app) {
   sub->add_option("--leader-elect", options->leader_elect,
                   "Elect leaders through Leases (for running several servers on one store)")
       ->capture_default_str();
+  AddNodeMonitorGracePeriodFlag(sub, &options->node_monitor_grace_period);
   sub->callback([options] { SetExitCode(RunServer(*options)); });
 }
 

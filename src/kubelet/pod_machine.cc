@@ -794,8 +794,14 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
       ++next_init_;
     }
     apps_started_ = false;
-    // Launches whatever has not started yet; adopted containers keep their state.
-    Progress(node, now, out);
+    if (spec_.being_deleted()) {
+      // Deleted while no kubelet ran it (an evicted pod on a node that was down): stop what the
+      // previous kubelet left running, then the final delete.
+      BeginTermination(node, now, out);
+    } else {
+      // Launches whatever has not started yet; adopted containers keep their state.
+      Progress(node, now, out);
+    }
   }
   // Conditions keep the transition times the status recorded.
   if (const json::array* conds = api::FindArray(status, {"conditions"})) {

@@ -745,5 +745,32 @@ TEST(PodMachineTest, AdoptsWhatAPreviousKubeletStarted) {
   EXPECT_EQ(fresh.admitted_pods(), 1u);
 }
 
+TEST(PodMachineTest, AdoptedPodAlreadyBeingDeletedIsStoppedThenDeleted) {
+  Harness h;
+  PodTemplate t;
+  PodMachine& first = h.Add(t);
+  h.RunUntil(3);
+  json::object status = h.Status(first);
+
+  // The kubelet was down while the pod was deleted (evicted); a new one sees it running.
+  NodeRuntimeOptions o;
+  o.node_name = "node-0";
+  o.host_ip = "172.18.0.2";
+  NodeRuntime fresh(o);
+  api::Object pod = MakePod(t);
+  pod.mutable_metadata()["deletionTimestamp"] = util::FormatRfc3339(h.clock().WallNow());
+  pod.mutable_metadata()["deletionGracePeriodSeconds"] = 1;
+  PodMachine adopted(MakePodSpecView(pod));
+  MachineOutput out;
+  adopted.Adopt(status, fresh, h.clock().WallNow(), &out);
+  adopted.Advance(fresh, h.clock().WallNow(), &out);
+  ASSERT_FALSE(out.events.empty());
+  EXPECT_EQ(out.events[0].reason, "Killing");
+  // nginx stops on SIGTERM at once: the pod is terminal and ready for the final delete.
+  EXPECT_TRUE(adopted.wants_delete());
+  EXPECT_FALSE(adopted.NextDue().has_value()) << "nothing restarts";
+  EXPECT_EQ(fresh.admitted_pods(), 0u);
+}
+
 }  // namespace
 }  // namespace converge::kubelet

@@ -26,6 +26,7 @@ util::Status AllInOne::Start() {
     controllers::ControllerManagerOptions o;
     o.client = cm_client;
     o.leader_elect = options_.leader_elect;
+    o.node_monitor_grace_period = options_.node_monitor_grace_period;
     controllers::ControllerManager manager(o);
     spdlog::info("controller-manager: starting");
     if (auto s = manager.Run(stop_.get_token()); !s.ok()) {

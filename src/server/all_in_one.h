@@ -7,6 +7,7 @@
 // Thread-safety: Start/Stop from one thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -19,6 +20,7 @@ struct AllInOneOptions {
   ControlPlaneOptions control_plane;
   int nodes = 3;
   bool leader_elect = true;
+  std::chrono::seconds node_monitor_grace_period{50};  // --node-monitor-grace-period
 };
 
 class AllInOne {

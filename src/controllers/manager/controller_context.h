@@ -6,6 +6,7 @@
 // returning a RunnableController, and add one line to BuiltinControllers() (builtin.cc).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <stop_token>
@@ -29,6 +30,9 @@ struct ControllerContext {
   util::Registry* metrics = &util::DefaultRegistry();
   // Workers per controller (--concurrent-*-syncs upstream).
   int workers = 5;
+  // How long a node may go without a heartbeat before it is marked Unknown and tainted
+  // (--node-monitor-grace-period; 50 s upstream).
+  std::chrono::seconds node_monitor_grace_period{50};
   // An event recorder whose events carry `component` as source (e.g. "deployment-controller").
   // The recorder lives as long as the controller-manager.
   std::function<client::EventRecorder*(std::string_view component)> recorder;

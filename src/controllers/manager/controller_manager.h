@@ -10,6 +10,7 @@
 // Thread-safety: Run is called once, from one thread.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@ struct ControllerManagerOptions {
   // Controller names to run; empty or {"*"} = all.
   std::vector<std::string> controllers;
   int workers = 5;
+  std::chrono::seconds node_monitor_grace_period{50};  // --node-monitor-grace-period
   bool leader_elect = true;
   std::string lease_namespace = "kube-system";
   std::string lease_name = "kube-controller-manager";
