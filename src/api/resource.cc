@@ -103,12 +103,29 @@ void ResourceRegistry::Upsert(std::vector<ResourceInfo> infos) {
 }
 
 void ResourceRegistry::Remove(const GroupResource& gr) {
+  Replace(gr, {});
+}
+
+void ResourceRegistry::Replace(const GroupResource& gr,
+                               std::vector<std::shared_ptr<const ResourceInfo>> infos) {
   std::lock_guard<std::mutex> lock(mu_);
   auto next = std::make_shared<Table>(*table_);
+  // New versions take the place of the first old one, so the table order (and with it the
+  // preferred version Resolve picks) stays stable across updates.
+  auto first = std::find_if(next->resources.begin(), next->resources.end(),
+                            [&](const auto& r) { return r->gvr.Gr() == gr; });
+  size_t at = static_cast<size_t>(first - next->resources.begin());
   std::erase_if(next->resources, [&](const auto& r) { return r->gvr.Gr() == gr; });
+  at = std::min(at, next->resources.size());
+  next->resources.insert(next->resources.begin() + static_cast<std::ptrdiff_t>(at), infos.begin(),
+                         infos.end());
   bool group_used = std::any_of(next->resources.begin(), next->resources.end(),
                                 [&](const auto& r) { return r->gvr.group == gr.group; });
-  if (!group_used) std::erase(next->groups, gr.group);
+  if (!group_used) {
+    std::erase(next->groups, gr.group);
+  } else if (std::find(next->groups.begin(), next->groups.end(), gr.group) == next->groups.end()) {
+    next->groups.push_back(gr.group);
+  }
   table_ = std::move(next);
 }
 

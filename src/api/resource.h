@@ -20,6 +20,8 @@
 
 namespace converge::api {
 
+struct CustomResourceInfo;  // api/custom_resource.h
+
 struct SubresourceInfo {
   std::string name;                // "status", "scale", "binding", "log", "token", ...
   GroupVersionKind response_kind;  // e.g. autoscaling/v1 Scale for "scale"
@@ -54,6 +56,9 @@ struct ResourceInfo {
   // The version objects of this group-resource are stored in.
   std::string storage_version;
   bool custom = false;  // defined by a CustomResourceDefinition
+  // For custom resources: the version's schema, printer columns, scale paths and the types
+  // `schema` and `list_schema` point into (api/custom_resource.h). Null for built-in kinds.
+  std::shared_ptr<const CustomResourceInfo> crd;
 
   GroupVersionKind Gvk() const { return {gvr.group, gvr.version, kind}; }
   const SubresourceInfo* Subresource(std::string_view name) const;
@@ -83,6 +88,9 @@ class ResourceRegistry {
   void Upsert(std::vector<ResourceInfo> infos);
   // Removes every version of a group-resource.
   void Remove(const GroupResource& gr);
+  // Replaces every version of a group-resource with `infos` in one snapshot (CRD updates:
+  // readers never see the resource missing in between). `infos` may be empty (= Remove).
+  void Replace(const GroupResource& gr, std::vector<std::shared_ptr<const ResourceInfo>> infos);
 
  private:
   mutable std::mutex mu_;

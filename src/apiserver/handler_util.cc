@@ -92,23 +92,28 @@ ApiOr<IncludeObject> QueryIncludeObject(const Request& req) {
                     "\": supported values: \"Metadata\", \"None\", \"Object\"");
 }
 
-const TablePrinter& PrinterForResource(const api::ResourceInfo& info) {
-  return PrinterFor(info);
+std::shared_ptr<const TablePrinter> PrinterForResource(const api::ResourceInfo& info) {
+  if (info.crd)
+    return std::make_shared<const TablePrinter>(CustomColumnsPrinter(info.crd->columns));
+  // Built-in printers live as long as the process: a non-owning pointer.
+  return std::shared_ptr<const TablePrinter>(std::shared_ptr<const TablePrinter>(),
+                                             &PrinterFor(info));
 }
 
 Response ObjectResponse(int status, const Request& req, const api::ResourceInfo& info,
                         const CachedObject& obj) {
   auto format = NegotiateOutput(req);
   if (!format.ok()) return ErrorResponse(format.error());
-  if (!format->table) return JsonResponse(status, *obj.json);
+  if (!format->table) return JsonResponse(status, *ServedJson(info, obj));
   auto include = QueryIncludeObject(req);
   if (!include.ok()) return ErrorResponse(include.error());
   auto parsed = obj.Parse();
   if (!parsed.ok()) return ErrorResponse(InternalError(parsed.status().message()));
+  ConvertToServedVersion(info, *parsed);
   TableOptions opts;
   opts.include_object = *include;
   opts.resource_version = std::to_string(obj.revision);
-  json::object table = BuildTable(PrinterForResource(info), {&*parsed}, opts);
+  json::object table = BuildTable(*PrinterForResource(info), {&*parsed}, opts);
   if (format->table_version != "v1") table["apiVersion"] = "meta.k8s.io/" + format->table_version;
   return JsonResponse(status, json::serialize(table));
 }
@@ -125,6 +130,7 @@ Response ListResponse(const Request& req, const api::ResourceInfo& info, const L
     for (const auto& item : list.items) {
       auto p = item->Parse();
       if (!p.ok()) return ErrorResponse(InternalError(p.status().message()));
+      ConvertToServedVersion(info, *p);
       parsed.push_back(std::move(*p));
     }
     std::vector<const api::Object*> ptrs;
@@ -134,13 +140,16 @@ Response ListResponse(const Request& req, const api::ResourceInfo& info, const L
     opts.include_object = *include;
     opts.resource_version = rv;
     opts.continue_token = list.continue_token;
-    json::object table = BuildTable(PrinterForResource(info), ptrs, opts);
+    json::object table = BuildTable(*PrinterForResource(info), ptrs, opts);
     if (format->table_version != "v1") table["apiVersion"] = "meta.k8s.io/" + format->table_version;
     return JsonResponse(200, json::serialize(table));
   }
   // Items are already encoded: concatenate their bytes.
+  std::vector<std::shared_ptr<const std::string>> items;
+  items.reserve(list.items.size());
+  for (const auto& item : list.items) items.push_back(ServedJson(info, *item));
   size_t total = 128;
-  for (const auto& item : list.items) total += item->json->size() + 1;
+  for (const auto& item : items) total += item->size() + 1;
   std::string body;
   body.reserve(total);
   body += R"({"kind":")";
@@ -160,9 +169,9 @@ Response ListResponse(const Request& req, const api::ResourceInfo& info, const L
     body += std::to_string(*list.remaining_item_count);
   }
   body += R"(},"items":[)";
-  for (size_t i = 0; i < list.items.size(); ++i) {
+  for (size_t i = 0; i < items.size(); ++i) {
     if (i) body += ',';
-    body += *list.items[i]->json;
+    body += *items[i];
   }
   body += "]}";
   return JsonResponse(200, std::move(body));

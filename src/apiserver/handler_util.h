@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -53,7 +54,24 @@ Response ObjectResponse(int status, const Request& req, const api::ResourceInfo&
 Response ListResponse(const Request& req, const api::ResourceInfo& info, const ListResult& list);
 
 // The table printer for a resource (built-in printers; custom resources' printer columns).
-const TablePrinter& PrinterForResource(const api::ResourceInfo& info);
+std::shared_ptr<const TablePrinter> PrinterForResource(const api::ResourceInfo& info);
+
+// --- Custom resources (handlers_custom.cc) ---
+// Prunes a decoded custom resource as upstream's decoder does: fields its schema (and ObjectMeta)
+// lack are dropped. Under fieldValidation=Strict they are a 400, `<Kind> in version "v1" cannot
+// be handled as a <Kind>: strict decoding error: unknown field "spec.x"` (with `wrap` false, for
+// patches, only the part from "strict decoding error"); under Warn they become `warnings`.
+// Duplicate keys of a JSON body count too when `wrap` (create and update bodies).
+std::optional<ApiError> PruneCustomResourceBody(const Request& req, const api::ResourceInfo& info,
+                                                api::Object& obj, bool wrap,
+                                                std::vector<std::string>* warnings);
+// Custom resources are stored in the storage version and served in the requested one: the
+// versions differ only in apiVersion (conversion strategy None).
+bool NeedsVersionConversion(const api::ResourceInfo& info, std::string_view json);
+void ConvertToServedVersion(const api::ResourceInfo& info, api::Object& obj);
+// The object's JSON as `info`'s version serves it (the cached bytes when nothing changes).
+std::shared_ptr<const std::string> ServedJson(const api::ResourceInfo& info,
+                                              const CachedObject& obj);
 
 // Runs a read-modify-write of a resource's scale subresource: `change` maps the current
 // autoscaling/v1 Scale to the desired one; spec.replicas is written back to the parent.

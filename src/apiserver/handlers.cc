@@ -105,7 +105,8 @@ Response APIServer::HandleResource(Request& req, const RequestInfo& ri) {
   if (!info->namespaced && !ri.ns.empty() && !(info->gvr.resource == "namespaces")) {
     return ErrorResponse(NotFoundPath());
   }
-  ResourceStorage* storage = Storage(info->gvr);
+  // Held for the whole request: a custom resource's storage may be unregistered meanwhile.
+  std::shared_ptr<ResourceStorage> storage = StorageFor(info->gvr);
   if (!storage) return HandleVirtual(req, ri, *info);
   if (!ri.subresource.empty() && !info->Subresource(ri.subresource)) {
     return ErrorResponse(NotFoundPath());

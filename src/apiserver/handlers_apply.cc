@@ -96,9 +96,9 @@ Response APIServer::HandleApply(RequestContext& ctx) {
         TypedPatchError(applied, "no corresponding type for " + GvkString(applied)));
   }
   const api::TypeSchema* schema = ctx.info.schema;
-  if (schema != nullptr && !ctx.info.custom) {
-    // Built-in types are typed strictly whatever fieldValidation says: an undeclared field
-    // cannot be owned.
+  if (schema != nullptr) {
+    // Types (custom resources' too: their schema is converted to one) are strict whatever
+    // fieldValidation says: an undeclared field cannot be owned.
     json::object copy = applied.doc();
     std::vector<std::string> unknown = api::FindUnknownFields(copy, *schema, /*prune=*/false);
     if (!unknown.empty()) {

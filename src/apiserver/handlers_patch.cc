@@ -114,13 +114,21 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
       ctx.ns, ctx.ri.name,
       [&](const api::Object* current) -> ApiOr<api::Object> {
         if (!current) return NotFound(ctx.info.gvr.Gr(), ctx.ri.name);
-        json::value original(current->doc());
+        api::Object served = *current;
+        ConvertToServedVersion(ctx.info, served);  // custom resources: the requested version
+        json::value original(std::move(served.mutable_doc()));
         if (!pins) original.get_object()["metadata"].get_object().erase("resourceVersion");
         auto patched = ApplyPatch(type, original, *patch, schema);
         if (!patched.ok()) return PatchError(patched.status());
         if (!patched->is_object()) return BadRequest("the patched object is not a JSON object");
         api::Object obj(std::move(patched->get_object()));
-        if (schema) {
+        if (ctx.info.crd) {
+          warnings.clear();
+          if (auto err =
+                  PruneCustomResourceBody(ctx.req, ctx.info, obj, /*wrap=*/false, &warnings)) {
+            return *err;
+          }
+        } else if (schema) {
           // Unknown fields the patch introduced: rejected (Strict), reported (Warn), and never
           // stored.
           std::vector<std::string> unknown = api::PruneUnknownFields(obj.mutable_doc(), *schema);
@@ -136,7 +144,8 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
             for (const auto& u : unknown) warnings.push_back("unknown field \"" + u + "\"");
           }
         }
-        if (obj.api_version() != current->api_version() || obj.kind() != current->kind()) {
+        if (obj.api_version() != api::Object::GetString(original.get_object(), "apiVersion") ||
+            obj.kind() != current->kind()) {
           return BadRequest("the patch changes apiVersion or kind, which is not allowed");
         }
         if (obj.name() != current->name()) {

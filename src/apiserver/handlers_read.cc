@@ -21,7 +21,9 @@ class WatchResponseStream final : public ResponseStream {
       : watcher_(std::move(watcher)),
         kind_(info.kind),
         api_version_(info.gvr.Gv().ApiVersion()),
-        printer_(table ? &PrinterForResource(info) : nullptr),
+        info_(info),
+        convert_(info.crd != nullptr),
+        printer_(table ? PrinterForResource(info) : nullptr),
         table_(std::move(table)),
         open_(open) {
     open_->Inc();
@@ -64,11 +66,24 @@ class WatchResponseStream final : public ResponseStream {
       frame["object"] = std::move(obj);
       return std::make_shared<const std::string>(json::serialize(frame) + "\n");
     }
-    if (!table_) return item.event->Frame(item.as);
+    if (!table_) {
+      if (!convert_ || !NeedsVersionConversion(info_, *item.event->object()->json)) {
+        return item.event->Frame(item.as);
+      }
+      // Served in another version than stored: the frame is this watcher's own.
+      auto parsed = item.event->object()->Parse();
+      if (!parsed.ok()) return item.event->Frame(item.as);
+      parsed->SetGvk({info_.gvr.group, info_.gvr.version, kind_});
+      json::object frame;
+      frame["type"] = std::string(WatchEventTypeName(item.as));
+      frame["object"] = std::move(parsed->mutable_doc());
+      return std::make_shared<const std::string>(json::serialize(frame) + "\n");
+    }
     auto parsed = item.event->object()->Parse();
     json::object frame;
     frame["type"] = std::string(WatchEventTypeName(item.as));
     if (parsed.ok()) {
+      if (convert_) parsed->SetGvk({info_.gvr.group, info_.gvr.version, kind_});
       TableOptions opts = *table_;
       opts.include_columns = !sent_columns_;
       opts.resource_version = std::to_string(item.event->revision());
@@ -82,7 +97,10 @@ class WatchResponseStream final : public ResponseStream {
   std::shared_ptr<CacheWatcher> watcher_;
   const std::string kind_;
   const std::string api_version_;
-  const TablePrinter* printer_;
+  // A copy: the registry may drop its own while the watch goes on (custom resources).
+  const api::ResourceInfo info_;
+  const bool convert_;  // a custom resource: objects may need their apiVersion rewritten
+  std::shared_ptr<const TablePrinter> printer_;
   const std::optional<TableOptions> table_;
   util::Gauge* open_;
   bool sent_columns_ = false;

@@ -28,6 +28,18 @@ ApiOr<WriteContext> SubresourceWriteContext(RequestContext& ctx) {
   return w;
 }
 
+// The Scale view of a workload or custom resource, and applying one back.
+api::Object ScaleView(const api::ResourceInfo& info, const api::Object& obj) {
+  if (info.crd && info.crd->scale) return CustomResourceScaleOf(obj, *info.crd->scale);
+  return ScaleOf(obj);
+}
+
+std::optional<ApiError> ApplyScaleView(const api::ResourceInfo& info, api::Object& obj,
+                                       const api::Object& scale) {
+  if (info.crd && info.crd->scale) return ApplyCustomResourceScale(obj, scale, *info.crd->scale);
+  return ApplyScale(obj, scale);
+}
+
 }  // namespace
 
 Response UpdateScale(RequestContext& ctx,
@@ -41,18 +53,18 @@ Response UpdateScale(RequestContext& ctx,
       ctx.ns, ctx.ri.name,
       [&](const api::Object* current) -> ApiOr<api::Object> {
         if (!current) return NotFound(ctx.info.gvr.Gr(), ctx.ri.name);
-        auto desired = change(ScaleOf(*current));
+        auto desired = change(ScaleView(ctx.info, *current));
         if (!desired.ok()) return desired.error();
         api::Object next = *current;
         next.mutable_metadata().erase("resourceVersion");
-        if (auto err = ApplyScale(next, *desired)) return *err;
+        if (auto err = ApplyScaleView(ctx.info, next, *desired)) return *err;
         return next;
       },
       *w);
   if (!result.ok()) return ErrorResponse(result.error());
   auto parsed = result->object->Parse();
   if (!parsed.ok()) return ErrorResponse(InternalError(parsed.status().message()));
-  return JsonResponse(200, json::serialize(ScaleOf(*parsed).doc()));
+  return JsonResponse(200, json::serialize(ScaleView(ctx.info, *parsed).doc()));
 }
 
 Response APIServer::HandleScale(RequestContext& ctx) {
@@ -61,7 +73,7 @@ Response APIServer::HandleScale(RequestContext& ctx) {
     if (!obj.ok()) return ErrorResponse(obj.error());
     auto parsed = (*obj)->Parse();
     if (!parsed.ok()) return ErrorResponse(InternalError(parsed.status().message()));
-    return JsonResponse(200, json::serialize(ScaleOf(*parsed).doc()));
+    return JsonResponse(200, json::serialize(ScaleView(ctx.info, *parsed).doc()));
   }
   if (ctx.ri.verb == "update") {
     auto body = DecodeObject(ctx.req);

@@ -77,9 +77,16 @@ Response APIServer::HandleCreate(RequestContext& ctx) {
   auto wctx = MakeWriteContext(ctx);
   if (!wctx.ok()) return ErrorResponse(wctx.error());
   std::vector<std::string> warnings;
-  auto obj = DecodeObject(ctx.req, ctx.info.schema, &warnings);
+  // Custom resources are decoded as plain JSON: their schema prunes them and a mistyped value is
+  // a 422 from validation, not a decoding error.
+  auto obj = DecodeObject(ctx.req, ctx.info.crd ? nullptr : ctx.info.schema, &warnings);
   if (!obj.ok()) return ErrorResponse(obj.error());
   if (auto err = CheckKind(*obj, ctx.info.Gvk())) return ErrorResponse(*err);
+  if (ctx.info.crd) {
+    if (auto err = PruneCustomResourceBody(ctx.req, ctx.info, *obj, /*wrap=*/true, &warnings)) {
+      return ErrorResponse(*err);
+    }
+  }
   if (ctx.info.namespaced && !obj->namespace_().empty() && obj->namespace_() != ctx.ns) {
     return ErrorResponse(BadRequest(
         "the namespace of the provided object does not match the namespace sent on the request"));
@@ -102,9 +109,14 @@ Response APIServer::HandleUpdate(RequestContext& ctx) {
   auto wctx = MakeWriteContext(ctx);
   if (!wctx.ok()) return ErrorResponse(wctx.error());
   std::vector<std::string> warnings;
-  auto body = DecodeObject(ctx.req, ctx.info.schema, &warnings);
+  auto body = DecodeObject(ctx.req, ctx.info.crd ? nullptr : ctx.info.schema, &warnings);
   if (!body.ok()) return ErrorResponse(body.error());
   if (auto err = CheckKind(*body, ctx.info.Gvk())) return ErrorResponse(*err);
+  if (ctx.info.crd) {
+    if (auto err = PruneCustomResourceBody(ctx.req, ctx.info, *body, /*wrap=*/true, &warnings)) {
+      return ErrorResponse(*err);
+    }
+  }
   const std::string& name = ctx.ri.name;
   if (!body->name().empty() && body->name() != name) {
     return ErrorResponse(BadRequest("the name of the object (" + std::string(body->name()) +

@@ -9,6 +9,9 @@
 #include <map>
 #include <set>
 
+#include "api/custom_resource.h"
+#include "api/object.h"
+
 namespace converge::apiserver {
 namespace {
 
@@ -140,6 +143,71 @@ json::object TypeJson(const TypeSchema& t, const std::vector<api::GroupVersionKi
     o["x-kubernetes-group-version-kind"] = std::move(arr);
   }
   return o;
+}
+
+// ---- Custom resources -------------------------------------------------------------------------
+
+constexpr std::string_view kApiVersionDescription =
+    "APIVersion defines the versioned schema of this representation of an object. Servers should "
+    "convert recognized schemas to the latest internal value, and may reject unrecognized values. "
+    "More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
+constexpr std::string_view kKindDescription =
+    "Kind is a string value representing the REST resource this object represents. Servers may "
+    "infer this from the endpoint the client submits requests to. Cannot be updated. In "
+    "CamelCase. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+    "api-conventions.md#types-kinds";
+constexpr std::string_view kMetadataDescription =
+    "Standard object's metadata. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+constexpr std::string_view kListMetadataDescription =
+    "Standard list metadata. More info: "
+    "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+    "api-conventions.md#types-kinds";
+
+void TypeMetaProperties(json::object& props) {
+  auto fill = [&](const char* name, std::string_view description) {
+    json::object& p = api::EnsureObject(props, name);
+    if (!p.contains("type")) p["type"] = "string";
+    if (!p.contains("description")) p["description"] = description;
+  };
+  fill("apiVersion", kApiVersionDescription);
+  fill("kind", kKindDescription);
+}
+
+// The kind's schema as its CRD wrote it, with apiVersion, kind and metadata filled in as
+// upstream's CRD OpenAPI builder does.
+json::object CustomKindJson(const ResourceInfo& r) {
+  json::object o = r.crd->openapi_schema;
+  if (o.empty()) o = {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}};
+  if (!o.contains("type")) o["type"] = "object";
+  json::object& props = api::EnsureObject(o, "properties");
+  TypeMetaProperties(props);
+  props["metadata"] = json::object{{"allOf", json::array{Ref(std::string(kMeta) + "ObjectMeta")}},
+                                   {"description", kMetadataDescription}};
+  o["x-kubernetes-group-version-kind"] = json::array{GvkJson(r.Gvk())};
+  return o;
+}
+
+json::object CustomListJson(const ResourceInfo& r) {
+  json::object props;
+  TypeMetaProperties(props);
+  props["items"] = json::object{
+      {"description", "List of " + r.gvr.resource +
+                          ". More info: "
+                          "https://git.k8s.io/community/contributors/devel/sig-architecture/"
+                          "api-conventions.md"},
+      {"type", "array"},
+      {"items", Ref(r.schema->name)}};
+  props["metadata"] = json::object{{"allOf", json::array{Ref(std::string(kMeta) + "ListMeta")}},
+                                   {"description", kListMetadataDescription}};
+  return {{"description", r.list_kind + " is a list of " + r.kind},
+          {"type", "object"},
+          {"required", json::array{"items"}},
+          {"properties", std::move(props)},
+          {"x-kubernetes-group-version-kind",
+           json::array{GvkJson({r.gvr.group, r.gvr.version, r.list_kind})}}};
 }
 
 // ---- Paths ------------------------------------------------------------------------------------
@@ -406,6 +474,8 @@ class PathBuilder {
     return op;
   }
 
+  // Custom resources take no strategic merge patch; kubectl reads that from here and sends
+  // them JSON merge patches instead.
   static json::object Patch(const OperationContext& c, const std::string& type,
                             std::string_view id_verb, const std::string& description) {
     json::object op = Operation(c, "patch", id_verb, description);
@@ -415,6 +485,7 @@ class PathBuilder {
     for (std::string_view ct :
          {"application/apply-patch+yaml", "application/json-patch+json",
           "application/merge-patch+json", "application/strategic-merge-patch+json"}) {
+      if (c.resource->custom && ct == "application/strategic-merge-patch+json") continue;
       content[ct] = json::object{{"schema", patch_schema}};
     }
     op["requestBody"] = json::object{{"content", std::move(content)}, {"required", true}};
@@ -483,9 +554,18 @@ std::optional<std::string> RenderOpenApiGroupVersion(const Table& table,
     note(delete_options, {g.group, g.version, "DeleteOptions"});
   note(status, {"", "v1", "Status"});
 
-  // Every type the paths reference, and everything they reference in turn.
+  // Every type the paths reference, and everything they reference in turn. A custom kind's
+  // schema is rendered from its CRD (below); it references ObjectMeta and ListMeta.
   std::vector<const TypeSchema*> roots = {delete_options, status, patch};
   for (const ResourceInfo* r : resources) {
+    if (r->crd) {
+      roots.push_back(types.FindType(std::string(kMeta) + "ObjectMeta"));
+      roots.push_back(types.FindType(std::string(kMeta) + "ListMeta"));
+      for (const auto& s : r->subresources) {
+        if (s.schema != r->schema) roots.push_back(s.schema);
+      }
+      continue;
+    }
     roots.push_back(r->schema);
     roots.push_back(r->list_schema);
     for (const auto& s : r->subresources) roots.push_back(s.schema);
@@ -511,6 +591,11 @@ std::optional<std::string> RenderOpenApiGroupVersion(const Table& table,
   for (const auto& [name, t] : reachable) {
     auto it = gvks.find(name);
     schemas[name] = TypeJson(*t, it == gvks.end() ? nullptr : &it->second);
+  }
+  for (const ResourceInfo* r : resources) {
+    if (!r->crd || !r->schema || !r->list_schema) continue;
+    schemas[r->schema->name] = CustomKindJson(*r);
+    schemas[r->list_schema->name] = CustomListJson(*r);
   }
 
   PathBuilder paths(table, gv);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include "api/builtin_resources.h"
+#include "api/custom_resource.h"
 #include "api/schema_registry.h"
 #include "apiserver/admission_node_restriction.h"
 #include "apiserver/admission_pod_defaults.h"
@@ -47,20 +48,61 @@ APIServer::~APIServer() {
   Stop();
 }
 
-void APIServer::InstallResource(std::shared_ptr<const api::ResourceInfo> info) {
-  if (info->storage_prefix.empty()) return;  // virtual resources (reviews) have no storage
+std::shared_ptr<ResourceStorage> APIServer::MakeStorage(
+    std::shared_ptr<const api::ResourceInfo> info) {
   WatchCache* cache = cacher_->ForPrefix(info->storage_prefix);
   if (!cache) cache = cacher_->AddResource(info);
-  auto storage = std::make_unique<ResourceStorage>(
-      info, MakeStrategy(info), options_.kv, cacher_.get(), cache, &admission_, options_.storage);
+  return std::make_shared<ResourceStorage>(info, MakeStrategy(info), options_.kv, cacher_.get(),
+                                           cache, &admission_, options_.storage);
+}
+
+void APIServer::InstallResource(std::shared_ptr<const api::ResourceInfo> info) {
+  if (info->storage_prefix.empty()) return;  // virtual resources (reviews) have no storage
+  auto storage = MakeStorage(info);
+  const api::GroupVersionResource gvr = info->gvr;
   std::unique_lock lock(resources_mu_);
-  resources_[info->gvr] = ResourceEntry{info, std::move(storage)};
+  resources_[gvr] = ResourceEntry{std::move(info), std::move(storage)};
 }
 
 ResourceStorage* APIServer::Storage(const api::GroupVersionResource& gvr) const {
   std::shared_lock lock(resources_mu_);
   auto it = resources_.find(gvr);
   return it == resources_.end() ? nullptr : it->second.storage.get();
+}
+
+std::shared_ptr<ResourceStorage> APIServer::StorageFor(const api::GroupVersionResource& gvr) {
+  std::shared_lock lock(resources_mu_);
+  auto it = resources_.find(gvr);
+  return it == resources_.end() ? nullptr : it->second.storage;
+}
+
+void APIServer::ServeCustomResource(
+    const api::GroupResource& gr, std::vector<std::shared_ptr<const api::ResourceInfo>> versions) {
+  std::vector<ResourceEntry> entries;
+  for (const auto& info : versions) entries.push_back({info, MakeStorage(info)});
+  auto drop_stale = [&] {
+    std::unique_lock lock(resources_mu_);
+    std::erase_if(resources_, [&](const auto& kv) {
+      return kv.first.Gr() == gr && std::none_of(versions.begin(), versions.end(),
+                                                 [&](const auto& v) { return v->gvr == kv.first; });
+    });
+  };
+  if (versions.empty()) {
+    // Unregister first, so nothing routes to a storage that is going away.
+    registry_.Replace(gr, {});
+    drop_stale();
+    cacher_->RetireResource(api::CustomResourceStoragePrefix(gr.group, gr.resource));
+    return;
+  }
+  {
+    std::unique_lock lock(resources_mu_);
+    for (ResourceEntry& e : entries) {
+      const api::GroupVersionResource gvr = e.info->gvr;
+      resources_[gvr] = std::move(e);
+    }
+  }
+  registry_.Replace(gr, versions);
+  drop_stale();
 }
 
 std::optional<NamespaceLifecycle::Phase> APIServer::NamespacePhase(const std::string& ns) {
@@ -144,6 +186,11 @@ util::Status APIServer::Start() {
   CONVERGE_RETURN_IF_ERROR(cacher_->Start());
   CONVERGE_RETURN_IF_ERROR(BootstrapNamespaces());
   if (options_.authorization) CONVERGE_RETURN_IF_ERROR(ReconcileBootstrapPolicy(*this));
+  // Custom resources stored before a restart are served before the server says it is ready.
+  crd_controller_ =
+      std::make_unique<CrdController>(this, CrdControllerOptions{.clock = options_.clock});
+  crd_controller_->Sync();
+  crd_thread_ = std::jthread([this](std::stop_token st) { crd_controller_->Run(st); });
   if (options_.compaction_interval.count() > 0) {
     compactor_ = std::jthread([this](std::stop_token st) { RunCompaction(st); });
   }
@@ -153,6 +200,10 @@ util::Status APIServer::Start() {
 
 void APIServer::Stop() {
   ready_ = false;
+  if (crd_thread_.joinable()) {
+    crd_thread_.request_stop();
+    crd_thread_.join();
+  }
   if (compactor_.joinable()) {
     compactor_.request_stop();
     compactor_.join();

@@ -24,6 +24,7 @@
 #include "apiserver/audit.h"
 #include "apiserver/authn.h"
 #include "apiserver/authz.h"
+#include "apiserver/crd_controller.h"
 #include "apiserver/discovery.h"
 #include "apiserver/errors.h"
 #include "apiserver/handler_util.h"
@@ -66,7 +67,7 @@ struct APIServerOptions {
   AuditSink* audit = nullptr;
 };
 
-class APIServer {
+class APIServer : public CustomResourceHost {
  public:
   explicit APIServer(APIServerOptions options);
   ~APIServer();
@@ -86,16 +87,24 @@ class APIServer {
   AdmissionChain& admission() { return admission_; }
   // The authorizer chain (null when authorization is off). Set by Start.
   const Authorizer* authorizer() const { return authorizer_.get(); }
-  // The storage of a resource (null when unknown). For in-process bootstrap code and tests.
+  // The storage of a resource (null when unknown). For in-process bootstrap code and tests;
+  // built-in storages live as long as the server, custom resources' only while served (hold
+  // StorageFor's reference across a request).
   ResourceStorage* Storage(const api::GroupVersionResource& gvr) const;
+
+  // CustomResourceHost (crd_controller.h): the CRD controller registers custom resources here.
+  void ServeCustomResource(const api::GroupResource& gr,
+                           std::vector<std::shared_ptr<const api::ResourceInfo>> versions) override;
+  std::shared_ptr<ResourceStorage> StorageFor(const api::GroupVersionResource& gvr) override;
 
  private:
   struct ResourceEntry {
     std::shared_ptr<const api::ResourceInfo> info;
-    std::unique_ptr<ResourceStorage> storage;
+    std::shared_ptr<ResourceStorage> storage;
   };
 
   void InstallResource(std::shared_ptr<const api::ResourceInfo> info);
+  std::shared_ptr<ResourceStorage> MakeStorage(std::shared_ptr<const api::ResourceInfo> info);
   util::Status BootstrapNamespaces();
   std::optional<NamespaceLifecycle::Phase> NamespacePhase(const std::string& ns);
 
@@ -156,7 +165,9 @@ class APIServer {
 
   void RunCompaction(std::stop_token stop);
 
-  LogProvider log_provider_;  // set before serving
+  LogProvider log_provider_;                       // set before serving
+  std::unique_ptr<CrdController> crd_controller_;  // set by Start
+  std::jthread crd_thread_;
   std::jthread compactor_;
   std::atomic<bool> ready_{false};
 };

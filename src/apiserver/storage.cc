@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "api/custom_resource.h"
 #include "apiserver/fieldmanager.h"
 #include "util/base64.h"
 #include "util/ids.h"
@@ -154,6 +155,10 @@ ApiOr<std::optional<ResourceStorage::Current>> ResourceStorage::ReadCurrent(
 
 ApiOr<CachedObjectPtr> ResourceStorage::Create(const std::string& ns, api::Object obj,
                                                const WriteContext& ctx) {
+  if (info_->crd && info_->crd->terminating) {
+    // Upstream's crdHandler while the CRD's instances are being deleted.
+    return MethodNotAllowed("create not allowed while custom resource definition is terminating");
+  }
   if (info_->namespaced) obj.set_namespace(ns);
   ResetServerMetadataForCreate(obj);
   obj.set_uid(util::NewUuid());

@@ -4,7 +4,9 @@
 namespace converge::apiserver {
 
 std::shared_ptr<const Strategy> MakeStrategy(std::shared_ptr<const api::ResourceInfo> info) {
-  if (!info->custom) {
+  if (info->custom) {
+    if (std::shared_ptr<const Strategy> s = MakeCustomResourceStrategy(info)) return s;
+  } else {
     using Factory = std::shared_ptr<const Strategy> (*)(ResourceInfoPtr);
     static constexpr Factory kFactories[] = {
         MakeCoreStrategy,         MakeAppsStrategy,          MakeBatchStrategy,

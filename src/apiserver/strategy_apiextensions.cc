@@ -8,6 +8,7 @@
 #include <cctype>
 #include <set>
 
+#include "apiserver/crd_status.h"
 #include "apiserver/strategy.h"
 #include "apiserver/strategy_kinds.h"
 #include "apiserver/strategy_util.h"
@@ -213,6 +214,22 @@ class CrdStrategy : public Strategy {
     }
     return out;
   }
+  // Deleting a CRD first only marks it (upstream's CRD REST Delete): the cleanup finalizer and
+  // the Terminating condition are added, the CRD controller deletes every object of the kind and
+  // then drops the finalizer, which removes the CRD.
+  bool ReadyToDelete(const api::Object& obj) const override {
+    return obj.being_deleted() && Strategy::ReadyToDelete(obj);
+  }
+  void PrepareForDelete(api::Object& obj) const override {
+    const std::string now(obj.deletion_timestamp());
+    obj.AddFinalizer(kCrdCleanupFinalizer);
+    SetCrdCondition(obj.mutable_doc(),
+                    {"Terminating", "True", "InstanceDeletionPending",
+                     "CustomResourceDefinition marked for deletion; CustomResource deletion will "
+                     "begin soon"},
+                    now);
+  }
+
   std::vector<StatusCause> ValidateStatusUpdate(const api::Object& obj,
                                                 const api::Object&) const override {
     Causes out;

@@ -26,5 +26,7 @@ std::shared_ptr<const Strategy> MakeRbacStrategy(ResourceInfoPtr info);         
 std::shared_ptr<const Strategy> MakeApiextensionsStrategy(ResourceInfoPtr info);  // CRDs
 std::shared_ptr<const Strategy> MakeAdmissionregistrationStrategy(
     ResourceInfoPtr info);  // webhooks
+// Every custom resource (info->crd set).
+std::shared_ptr<const Strategy> MakeCustomResourceStrategy(ResourceInfoPtr info);
 
 }  // namespace converge::apiserver

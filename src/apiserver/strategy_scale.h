@@ -11,6 +11,7 @@
 
 #include <optional>
 
+#include "api/custom_resource.h"
 #include "api/object.h"
 #include "apiserver/errors.h"
 
@@ -25,5 +26,13 @@ api::Object ScaleOf(const api::Object& workload);
 // then sets the workload's spec.replicas and, when the Scale carries one, its resourceVersion
 // (the precondition the storage checks). On error `workload` is unchanged.
 std::optional<ApiError> ApplyScale(api::Object& workload, const api::Object& scale);
+
+// The same for a custom resource whose CRD declares the scale subresource (upstream's
+// scaleFromCustomResource): spec.replicas and status.replicas read from the CRD's paths (absent
+// reads as 0), status.selector from labelSelectorPath (a string). Applying writes spec.replicas
+// back at specReplicasPath, creating the objects on the way.
+api::Object CustomResourceScaleOf(const api::Object& cr, const api::CustomResourceScale& paths);
+std::optional<ApiError> ApplyCustomResourceScale(api::Object& cr, const api::Object& scale,
+                                                 const api::CustomResourceScale& paths);
 
 }  // namespace converge::apiserver

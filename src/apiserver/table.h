@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "api/custom_resource.h"
 #include "api/object.h"
 #include "api/resource.h"
 
@@ -40,6 +41,17 @@ struct TablePrinter {
 // The printer for a resource: its kind's own, upstream's default (Name, Created At) for built-in
 // kinds upstream has no printer for (roles, CRDs...), or Name/Age for custom resources.
 const TablePrinter& PrinterFor(const api::ResourceInfo& info);
+
+// A custom resource's printer (printers_custom.cc): Name, then the CRD version's
+// additionalPrinterColumns, each cell converted by its column type as upstream's tableconvertor
+// does (date: the age, "<invalid>" when unparsable; absent: null, which kubectl shows as <none>).
+TablePrinter CustomColumnsPrinter(const std::vector<api::CustomResourceColumn>& columns);
+
+// The JSONPath subset printer columns use: ".a.b", "['a.b']", "[2]", "[-1]", "[*]", ".*" and
+// filters "[?(@.type=="Ready")]" (==, != against a string, number or boolean, or existence).
+// Returns the matches in order; empty when nothing matches or the path is outside the subset.
+std::vector<const boost::json::value*> EvaluateJsonPath(const boost::json::value& root,
+                                                        std::string_view path);
 
 // includeObject: what each row's `object` holds.
 enum class IncludeObject { kNone, kMetadata, kObject };

@@ -488,6 +488,20 @@ WatchCache* Cacher::AddResource(std::shared_ptr<const api::ResourceInfo> info) {
   return raw;
 }
 
+void Cacher::RetireResource(std::string_view storage_prefix) {
+  WatchCache* retired = nullptr;
+  {
+    std::lock_guard dispatch(dispatch_mu_);
+    std::unique_lock lock(caches_mu_);
+    auto it = caches_.find(storage_prefix);
+    if (it == caches_.end()) return;
+    retired = it->second.get();
+    retired_.push_back(std::move(it->second));
+    caches_.erase(it);
+  }
+  retired->TerminateAll();
+}
+
 WatchCache* Cacher::ForPrefix(std::string_view storage_prefix) const {
   std::shared_lock lock(caches_mu_);
   auto it = caches_.find(storage_prefix);

@@ -242,6 +242,10 @@ class Cacher {
   // loaded by the dispatcher thread before this returns).
   WatchCache* AddResource(std::shared_ptr<const api::ResourceInfo> info);
   WatchCache* ForPrefix(std::string_view storage_prefix) const;
+  // Stops caching a storage prefix (its CRD is gone): the cache's watchers end, later events
+  // under the prefix are dropped, and a later AddResource for it starts a fresh cache. The retired
+  // cache stays allocated while the Cacher lives (storages built earlier may still point at it).
+  void RetireResource(std::string_view storage_prefix);
 
   util::Status Start();
   void Stop();
@@ -270,6 +274,7 @@ class Cacher {
   std::mutex dispatch_mu_;
   mutable std::shared_mutex caches_mu_;
   std::map<std::string, std::unique_ptr<WatchCache>, std::less<>> caches_;  // guarded by caches_mu_
+  std::vector<std::unique_ptr<WatchCache>> retired_;                        // guarded by caches_mu_
 
   std::mutex wait_mu_;
   std::condition_variable cv_;  // signalled (under wait_mu_) when applied_ grows
