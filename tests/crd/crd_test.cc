@@ -342,6 +342,58 @@ TEST_F(CrdTest, ServedVersionsDifferOnlyInApiVersion) {
   EXPECT_EQ(JsonPath("loadbalancers.v1beta1.lb.converge.io/mv", "{.apiVersion}/{.spec.port}"),
             "lb.converge.io/v1beta1/80");
   EXPECT_EQ(JsonPath("loadbalancers.v1.lb.converge.io/mv", "{.apiVersion}"), "lb.converge.io/v1");
+  // Watch events too come in the version watched.
+  auto watch = kubectl_->Start({"-n", ns_, "get", "loadbalancers.v1beta1.lb.converge.io", "mv",
+                                "-w", "-o", "jsonpath={.apiVersion} {.spec.port}{\"\\n\"}"});
+  ASSERT_TRUE(watch->WaitFor("lb.converge.io/v1beta1 80", std::chrono::seconds(30)))
+      << watch->out_so_far();
+  ASSERT_EQ(
+      K({"patch", "loadbalancer", "mv", "--type=merge", "-p", R"({"spec":{"port":90}})"}).exit_code,
+      0);
+  EXPECT_TRUE(watch->WaitFor("lb.converge.io/v1beta1 90", std::chrono::seconds(30)))
+      << watch->out_so_far();
+  watch->Stop();
+}
+
+TEST_F(CrdTest, ClusterScopedKind) {
+  const std::string crd = R"(apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: regions.lb.converge.io
+spec:
+  group: lb.converge.io
+  scope: Cluster
+  names: {plural: regions, singular: region, kind: Region}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              zones: {type: integer, minimum: 1}
+)";
+  ASSERT_EQ(kubectl_->Run({"apply", "-f", "-"}, crd).exit_code, 0);
+  ASSERT_EQ(kubectl_
+                ->Run({"wait", "--for=condition=Established", "--timeout=30s",
+                       "crd/regions.lb.converge.io"})
+                .exit_code,
+            0);
+  CommandResult r = kubectl_->Run(
+      {"apply", "-f", "-"},
+      "apiVersion: lb.converge.io/v1\nkind: Region\nmetadata:\n  name: eu\nspec:\n  zones: 3\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(kubectl_->Run({"get", "region", "eu", "-o", "jsonpath={.spec.zones}"}).out, "3");
+  r = kubectl_->Run({"get", "regions"});
+  // The default columns: NAME and AGE.
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "NAME   AGE") << r.out;
+  r = kubectl_->Run({"api-resources", "--namespaced=false", "--api-group=lb.converge.io"});
+  EXPECT_NE(r.out.find("regions"), std::string::npos) << r.out;
+  ASSERT_EQ(kubectl_->Run({"delete", "crd", "regions.lb.converge.io"}).exit_code, 0);
 }
 
 TEST_F(CrdTest, NameConflictsAreReported) {
@@ -371,8 +423,9 @@ spec:
                 .out,
             "\"clb\" is already in use");
   // Not every name is accepted: not established, not served.
-  EXPECT_EQ(kubectl_->Run({"get", "crd", "balancers.lb.converge.io", "-o",
-                           "jsonpath={.status.conditions[?(@.type==\"Established\")].reason}"})
+  EXPECT_EQ(kubectl_
+                ->Run({"get", "crd", "balancers.lb.converge.io", "-o",
+                       "jsonpath={.status.conditions[?(@.type==\"Established\")].reason}"})
                 .out,
             "NotAccepted");
   ASSERT_EQ(kubectl_->Run({"delete", "crd", "balancers.lb.converge.io"}).exit_code, 0);
