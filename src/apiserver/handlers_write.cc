@@ -63,6 +63,18 @@ ApiOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
   return opts;
 }
 
+// Upstream's transformDecodeError: a body that does not decode into the kind (a value of the
+// wrong type, strict-mode unknown or duplicate fields) is reported as
+// `Deployment in version "v1" cannot be handled as a Deployment: <decoder error>`.
+ApiError DecodeError(const api::ResourceInfo& info, ApiError e) {
+  if (e.code == 400 && (e.message.starts_with("json: cannot unmarshal") ||
+                        e.message.starts_with("strict decoding error"))) {
+    e.message = info.kind + " in version \"" + info.gvr.version + "\" cannot be handled as a " +
+                info.kind + ": " + e.message;
+  }
+  return e;
+}
+
 }  // namespace
 
 Response APIServer::HandleCreate(RequestContext& ctx) {
@@ -80,7 +92,7 @@ Response APIServer::HandleCreate(RequestContext& ctx) {
   // Custom resources are decoded as plain JSON: their schema prunes them and a mistyped value is
   // a 422 from validation, not a decoding error.
   auto obj = DecodeObject(ctx.req, ctx.info.crd ? nullptr : ctx.info.schema, &warnings);
-  if (!obj.ok()) return ErrorResponse(obj.error());
+  if (!obj.ok()) return ErrorResponse(DecodeError(ctx.info, obj.error()));
   if (auto err = CheckKind(*obj, ctx.info.Gvk())) return ErrorResponse(*err);
   if (ctx.info.crd) {
     if (auto err = PruneCustomResourceBody(ctx.req, ctx.info, *obj, /*wrap=*/true, &warnings)) {
@@ -110,7 +122,7 @@ Response APIServer::HandleUpdate(RequestContext& ctx) {
   if (!wctx.ok()) return ErrorResponse(wctx.error());
   std::vector<std::string> warnings;
   auto body = DecodeObject(ctx.req, ctx.info.crd ? nullptr : ctx.info.schema, &warnings);
-  if (!body.ok()) return ErrorResponse(body.error());
+  if (!body.ok()) return ErrorResponse(DecodeError(ctx.info, body.error()));
   if (auto err = CheckKind(*body, ctx.info.Gvk())) return ErrorResponse(*err);
   if (ctx.info.crd) {
     if (auto err = PruneCustomResourceBody(ctx.req, ctx.info, *body, /*wrap=*/true, &warnings)) {

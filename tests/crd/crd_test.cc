@@ -240,6 +240,12 @@ TEST_F(CrdTest, UnknownFieldsArePrunedOrRejectedUnderStrict) {
             "Error from server (BadRequest): error when creating \"STDIN\": LoadBalancer in "
             "version \"v1\" cannot be handled as a LoadBalancer: strict decoding error: unknown "
             "field \"spec.bogus\"\n");
+  // The same shape as a built-in kind's.
+  r = K({"apply", "-f", "-"}, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\nbogus: 1\n");
+  EXPECT_EQ(r.err,
+            "Error from server (BadRequest): error when creating \"STDIN\": ConfigMap in "
+            "version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown "
+            "field \"bogus\"\n");
   // Without strict validation the field is dropped silently.
   r = K({"apply", "--validate=false", "-f", "-"},
         LoadBalancer("lenient", "  port: 1\n  bogus: 2\n"));
