@@ -24,6 +24,7 @@ void RegisterControllerManager(CLI::App& app);
 void RegisterServer(CLI::App& app);
 void RegisterScheduler(CLI::App& app);
 void RegisterKubelet(CLI::App& app);
+void RegisterCloudSim(CLI::App& app);
 
 // The exit code the last run subcommand asked for.
 int ExitCode();

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   converge::cmd::RegisterServer(app);
   converge::cmd::RegisterScheduler(app);
   converge::cmd::RegisterKubelet(app);
+  converge::cmd::RegisterCloudSim(app);
   app.parse_complete_callback([&] { spdlog::set_level(spdlog::level::from_str(log_level)); });
   CLI11_PARSE(app, argc, argv);
   return converge::cmd::ExitCode();
