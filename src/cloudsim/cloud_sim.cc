@@ -162,8 +162,9 @@ Response CloudSim::HandleCloud(const Request& req) {
       return Error(404, "NotFound", "no such path: " + req.path);
     }
   }
-  if (id.empty() && req.method == "POST") ++create_calls_;
-  const CallFaults f = faults_.Next();
+  const bool is_create = id.empty() && req.method == "POST";
+  if (is_create) ++create_calls_;
+  const CallFaults f = faults_.Next(is_create);
   Wait(f.latency);
   if (f.fail_status != 0) {
     return Error(f.fail_status, ErrorCode(f.fail_status), "injected fault");

@@ -17,7 +17,7 @@ bool FaultInjector::InOutageLocked() const {
   return config_.outage || clock_->Now() < outage_until_;
 }
 
-CallFaults FaultInjector::Next() {
+CallFaults FaultInjector::Next(bool is_create) {
   std::lock_guard lock(mu_);
   CallFaults f;
   if (InOutageLocked()) {
@@ -38,8 +38,12 @@ CallFaults FaultInjector::Next() {
     ++counters_.injected_errors;
     return f;
   }
-  if (config_.timeout_after_action_probability > 0 &&
-      uniform(rng_) < config_.timeout_after_action_probability) {
+  if (is_create && config_.timeout_next_creates > 0) {
+    --config_.timeout_next_creates;
+    ++counters_.injected_timeouts;
+    f.hang_after = config_.hang;
+  } else if (config_.timeout_after_action_probability > 0 &&
+             uniform(rng_) < config_.timeout_after_action_probability) {
     ++counters_.injected_timeouts;
     f.hang_after = config_.hang;
   }
@@ -94,6 +98,8 @@ util::Status FaultInjector::Patch(const json::object& patch) {
       (key == "errorProbability" ? c.error_probability : c.timeout_after_action_probability) = *n;
     } else if (key == "errorBurst") {
       c.error_burst = static_cast<int64_t>(*n);
+    } else if (key == "timeoutNextCreates") {
+      c.timeout_next_creates = static_cast<int64_t>(*n);
     } else if (key == "outageSeconds") {
       outage_until = clock_->Now() + std::chrono::duration_cast<util::Clock::Duration>(
                                          std::chrono::duration<double>(*n));
@@ -115,6 +121,7 @@ json::object FaultInjector::ToJson() const {
       {"timeoutAfterActionProbability", config_.timeout_after_action_probability},
       {"errorProbability", config_.error_probability},
       {"errorBurst", config_.error_burst},
+      {"timeoutNextCreates", config_.timeout_next_creates},
       {"outage", config_.outage},
       {"outageRemainingMs",
        remaining > util::Clock::Duration::zero()

@@ -7,7 +7,8 @@
 //      error probability: each call fails so with probability p;
 //   4. timeout after the action: with probability p the call is performed and then stalls for
 //      `hang` before answering, so a client with a shorter timeout sees a timeout for a call that
-//      succeeded — the "performed but not acknowledged" case of seed §七.4.
+//      succeeded — the "performed but not acknowledged" case of seed §七.4. The same for exactly
+//      the next N creates (timeout_next_creates): tests use it to catch a client mid-create.
 // Faults apply to the cloud API (/v1/...), never to the admin endpoints.
 //
 // Randomness comes from one generator seeded by FaultConfig::seed, so a run can be repeated.
@@ -32,7 +33,8 @@ struct FaultConfig {
   // How long a "timed out" call stalls before it answers. Longer than the clients' timeout.
   std::chrono::milliseconds hang{std::chrono::seconds(10)};
   double error_probability = 0;
-  int64_t error_burst = 0;  // calls left in the current burst
+  int64_t error_burst = 0;           // calls left in the current burst
+  int64_t timeout_next_creates = 0;  // creates left that are performed, then stall
   bool outage = false;
 };
 
@@ -53,8 +55,8 @@ class FaultInjector {
  public:
   explicit FaultInjector(FaultInjectorOptions options);
 
-  // Decides the faults of the next call and counts them.
-  CallFaults Next();
+  // Decides the faults of the next call and counts them. `is_create`: the call creates.
+  CallFaults Next(bool is_create = false);
 
   FaultConfig config() const;
   void Set(const FaultConfig& config);
@@ -62,9 +64,10 @@ class FaultInjector {
   void OutageFor(util::Clock::Duration d);
 
   // Applies a JSON patch of the admin endpoint: any of "latencyMs", "hangMs",
-  // "timeoutAfterActionProbability", "errorProbability", "errorBurst", "outage" (bool),
-  // "outageSeconds" (an outage that ends by itself; 0 ends a timed one). Unknown fields and
-  // values of the wrong type or range are InvalidArgument, and nothing is applied.
+  // "timeoutAfterActionProbability", "errorProbability", "errorBurst", "timeoutNextCreates",
+  // "outage" (bool), "outageSeconds" (an outage that ends by itself; 0 ends a timed one).
+  // Unknown fields and values of the wrong type or range are InvalidArgument, and nothing is
+  // applied.
   util::Status Patch(const boost::json::object& patch);
   // The configuration, plus "outageRemainingMs" for a timed outage.
   boost::json::object ToJson() const;

@@ -56,6 +56,17 @@ TEST(FaultInjectorTest, TimeoutAfterActionHangsForTheConfiguredTime) {
   EXPECT_EQ(f.counters().injected_timeouts, 1);
 }
 
+TEST(FaultInjectorTest, TimeoutNextCreatesHitsExactlyTheNextCreates) {
+  FaultInjector f({.config = {.hang = std::chrono::milliseconds(50)}});
+  ASSERT_TRUE(f.Patch(boost::json::parse(R"({"timeoutNextCreates":2})").as_object()).ok());
+  EXPECT_EQ(f.Next(/*is_create=*/false).hang_after.count(), 0);  // a list is not a create
+  EXPECT_EQ(f.Next(true).hang_after.count(), 50);
+  EXPECT_EQ(f.Next(true).hang_after.count(), 50);
+  EXPECT_EQ(f.Next(true).hang_after.count(), 0);
+  EXPECT_EQ(f.counters().injected_timeouts, 2);
+  EXPECT_EQ(f.ToJson().at("timeoutNextCreates").as_int64(), 0);
+}
+
 TEST(FaultInjectorTest, ProbabilitiesAreRoughlyHonouredAndSeeded) {
   auto run = [](uint64_t seed) {
     FaultInjector f({.config = {.timeout_after_action_probability = 0.1}, .seed = seed});
