@@ -3,6 +3,7 @@
 //   store_bench [--only=put|watch|compact|reopen] [--dir=DIR] [--seconds=S] [--etcd=PATH]
 //               [--etcd-channels=N] [--watchers=N] [--watch-writes=N] [--compact-revisions=N]
 //               [--reopen-objects=N] [--repeat=N] [--short-slice-clients=0|1]
+//               [--writers=N[,N...]] [--reserve-bytes=N]
 //
 //   put      durable puts of 3 KB values with 1, 16 and 64 writers, the embedded store and etcd
 //            (started here on loopback with a temporary data dir, stopped by PID) side by side
@@ -56,6 +57,8 @@ struct Flags {
   int reopen_objects = 150000;
   int profile_puts = 0;
   int repeat = 1;  // put runs per configuration and store; the best run is reported
+  std::vector<int> writers = {1, 16, 64};  // put: writer counts to run
+  long long reserve_bytes = -1;            // put: EmbeddedStoreOptions::reserve_bytes (-1: default)
   // Client threads (for both stores alike) ask for a short scheduler slice, as the store's own
   // threads do: on a CPU-saturated machine a blocked client otherwise wakes a tick late.
   bool short_slice_clients = true;
@@ -86,9 +89,11 @@ std::string TempStoreDir(const Flags& flags, const std::string& name) {
 
 std::unique_ptr<EmbeddedStore> OpenStore(const std::string& dir, bool fsync,
                                          size_t watcher_buffer = 10000,
-                                         size_t map_size = size_t{64} << 30) {
+                                         size_t map_size = size_t{64} << 30,
+                                         long long reserve_bytes = -1) {
   EmbeddedStoreOptions options;
   options.dir = dir;
+  if (reserve_bytes >= 0) options.reserve_bytes = static_cast<size_t>(reserve_bytes);
   options.map_size = map_size;
   options.fsync = fsync;
   options.watcher_buffer = watcher_buffer;
@@ -260,7 +265,7 @@ void BenchPut(const Flags& flags) {
   // One run of one variant on a fresh store (or a fresh etcd).
   auto embedded_run = [&](int writers, bool in_flight) {
     const std::string dir = TempStoreDir(flags, "put");
-    auto s = OpenStore(dir, /*fsync=*/true);
+    auto s = OpenStore(dir, /*fsync=*/true, 10000, size_t{64} << 30, flags.reserve_bytes);
     RunResult r;
     if (in_flight) {
       r = RunInFlight(writers, flags.seconds,
@@ -281,11 +286,12 @@ void BenchPut(const Flags& flags) {
     std::fprintf(
         stderr,
         "  [embedded %d %s: %llu groups (%.1f txns each), commit %.3f ms avg, %llu "
-        "explicit syncs %.3f ms avg, short slice %s]\n",
+        "explicit syncs %.3f ms avg, %llu space reserves %.3f ms avg, short slice %s]\n",
         writers, in_flight ? "in flight" : "threads", static_cast<unsigned long long>(ws.groups),
         ws.groups ? static_cast<double>(ws.txns) / ws.groups : 0.0,
         ws.groups ? Ms(ws.commit_ns) / ws.groups : 0.0, static_cast<unsigned long long>(ws.syncs),
-        ws.syncs ? Ms(ws.sync_ns) / ws.syncs : 0.0, ws.short_slice ? "yes" : "no");
+        ws.syncs ? Ms(ws.sync_ns) / ws.syncs : 0.0, static_cast<unsigned long long>(ws.reserves),
+        ws.reserves ? Ms(ws.reserve_ns) / ws.reserves : 0.0, ws.short_slice ? "yes" : "no");
     s.reset();
     std::filesystem::remove_all(dir);
     return r;
@@ -322,7 +328,7 @@ void BenchPut(const Flags& flags) {
                               {"etcd 3.4, threads", true, false},
                               {"etcd 3.4, async gRPC in flight", true, true}};
   std::map<int, std::map<std::string, RunResult>> best;
-  for (int writers : {1, 16, 64}) {
+  for (int writers : flags.writers) {
     // Variants alternate within each repetition so that all see the same machine; the best of
     // --repeat runs is kept (other load on a shared machine only ever slows a run down).
     for (int rep = 0; rep < flags.repeat; ++rep) {
@@ -583,7 +589,16 @@ Flags Parse(int argc, char** argv) {
       f.watch_fsync = std::atoi(v) != 0;
     else if (auto v = value("short-slice-clients"))
       f.short_slice_clients = std::atoi(v) != 0;
-    else {
+    else if (auto v = value("reserve-bytes"))
+      f.reserve_bytes = std::atoll(v);
+    else if (auto v = value("writers")) {
+      f.writers.clear();
+      for (const char* p = v; *p != '\0';) {
+        f.writers.push_back(std::max(1, std::atoi(p)));
+        p += std::strcspn(p, ",");
+        if (*p == ',') ++p;
+      }
+    } else {
       std::fprintf(stderr, "unknown flag %s (see the comment at the top of store_bench.cc)\n",
                    argv[i]);
       std::exit(2);

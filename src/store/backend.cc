@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -258,6 +259,52 @@ void Backend::Abort(MDB_txn* txn) {
 
 util::Status Backend::Sync() {
   if (!options_.fsync) return util::Status::Ok();
+  return LmdbStatus(mdb_env_sync(env_, 1), "sync");
+}
+
+util::Status Backend::UsedAndFileBytes(uint64_t* used, uint64_t* file) const {
+  MDB_envinfo info{};
+  MDB_stat stat{};
+  CONVERGE_RETURN_IF_ERROR(LmdbStatus(mdb_env_info(env_, &info), "env info"));
+  CONVERGE_RETURN_IF_ERROR(LmdbStatus(mdb_env_stat(env_, &stat), "env stat"));
+  int fd = -1;
+  CONVERGE_RETURN_IF_ERROR(LmdbStatus(mdb_env_get_fd(env_, &fd), "env fd"));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return util::Internal(Errno("store: fstat", options_.dir));
+  *used = (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
+  *file = static_cast<uint64_t>(st.st_size);
+  return util::Status::Ok();
+}
+
+bool Backend::NeedsSpace() {
+  if (!options_.fsync || options_.reserve_bytes == 0 || reserve_off_) return false;
+  uint64_t used = 0;
+  uint64_t file = 0;
+  if (!UsedAndFileBytes(&used, &file).ok()) return false;
+  return file < used + options_.reserve_bytes;
+}
+
+util::Status Backend::ReserveSpace() {
+  uint64_t used = 0;
+  uint64_t file = 0;
+  CONVERGE_RETURN_IF_ERROR(UsedAndFileBytes(&used, &file));
+  int fd = -1;
+  CONVERGE_RETURN_IF_ERROR(LmdbStatus(mdb_env_get_fd(env_, &fd), "env fd"));
+  // From the file's end: at or past LMDB's last page (LMDB writes a page before any meta page
+  // refers to it), so no page of any snapshot is touched.
+  const uint64_t start = std::max(used, file);
+  const std::vector<char> zeros(options_.reserve_bytes, '\0');
+  for (size_t done = 0; done < zeros.size();) {
+    const ssize_t n =
+        ::pwrite(fd, zeros.data() + done, zeros.size() - done, static_cast<off_t>(start + done));
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      reserve_off_ = true;  // LMDB will report a full disk itself when it needs the space
+      break;
+    }
+    done += static_cast<size_t>(n);
+  }
+  // LMDB's own sync (fdatasync on this kernel): the zeros and every commit so far.
   return LmdbStatus(mdb_env_sync(env_, 1), "sync");
 }
 

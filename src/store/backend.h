@@ -19,6 +19,19 @@
 // after that sync, so every group costs one fdatasync and integrity never depends on write
 // ordering. Without `fsync` (benchmarks and tests only) nothing is synced.
 //
+// Reserved space: LMDB appends a page past the end of data.mdb whenever its free list cannot
+// supply one, so most commits grow the file. On ext4 (delalloc, dioread_nolock: Debian's
+// default) blocks allocated by writeback are unwritten extents that a kworker of the
+// ext4-rsv-conversion workqueue converts after the write completes, and fdatasync() waits for
+// that conversion; on a saturated CPU the kworker waits up to a scheduler tick (4 ms) for a
+// CPU (docs/PERFORMANCE.md, "Store"). ReserveSpace() therefore keeps zero-filled, already
+// written (and synced) blocks past the last page LMDB uses, so that commits overwrite blocks
+// instead of allocating them. fallocate() would not do: it creates unwritten extents, which
+// need the same conversion. The zeros lie past the newest meta page's last page, which bounds
+// every meta page's, so no snapshot LMDB could recover ever refers to them; LMDB neither reads
+// nor checks bytes past its last page, and CheckFileLength compares against the last page, not
+// the file's end.
+//
 // Integrity checks at Open: the LMDB file is at least as long as its newest meta page says
 // (a truncated file would otherwise SIGBUS on access); LMDB's own structural errors map to
 // DataLoss. Record checksums and the history/meta agreement are checked by Recover().
@@ -60,6 +73,9 @@ class Backend {
     size_t map_size = size_t{64} << 30;
     bool fsync = true;
     unsigned max_readers = 4096;
+    // With `fsync`: ReserveSpace() keeps at least this much zero-filled space past LMDB's last
+    // page, in steps of this size (0: never). 1 MiB is written and synced in about 10 ms here.
+    size_t reserve_bytes = size_t{1} << 20;
   };
 
   // Opens (creating if absent) the store in options.dir and takes its LOCK. Fails with
@@ -95,6 +111,15 @@ class Backend {
   void Abort(MDB_txn* txn);
   // Makes every commit so far durable (no-op without fsync).
   util::Status Sync();
+
+  // Reserved space (see the file comment). Committer thread only, between write transactions.
+  // NeedsSpace: fewer than options.reserve_bytes of written space follow LMDB's last page.
+  bool NeedsSpace();
+  // Appends options.reserve_bytes of zeros at the end of data.mdb, then Sync()s: on success
+  // every commit so far is durable, as after Sync(). A failed write (e.g. the disk is full)
+  // turns reserving off and is not an error: LMDB grows the file itself as before. A failed
+  // sync is an error, as from Sync().
+  util::Status ReserveSpace();
 
   // Record access within a transaction. GetRecord decodes (and verifies) into `out`, whose
   // views stay valid until the transaction ends or writes; NotFound if absent.
@@ -140,8 +165,12 @@ class Backend {
   util::Status OpenEnv();
   util::Status CheckFileLength();
 
+  // Bytes of data.mdb that LMDB's newest meta page uses, and the file's length.
+  util::Status UsedAndFileBytes(uint64_t* used, uint64_t* file) const;
+
   const Options options_;
   int lock_fd_ = -1;
+  bool reserve_off_ = false;  // committer thread only: a reserving write failed
   MDB_env* env_ = nullptr;
   MDB_dbi history_ = 0;
   MDB_dbi meta_ = 0;

@@ -94,6 +94,7 @@ util::StatusOr<std::unique_ptr<EmbeddedStore>> EmbeddedStore::Open(
   backend_options.dir = options.dir;
   backend_options.map_size = options.map_size;
   backend_options.fsync = options.fsync;
+  backend_options.reserve_bytes = options.reserve_bytes;
   CONVERGE_ASSIGN_OR_RETURN(s->backend_, Backend::Open(backend_options));
   s->index_ = std::make_unique<Index>();
   CONVERGE_ASSIGN_OR_RETURN(RecoveredState state, Recover(*s->backend_, s->index_.get(),
@@ -265,7 +266,8 @@ void EmbeddedStore::WaitForCompaction() {
 
 EmbeddedStore::WriterStats EmbeddedStore::writer_stats() const {
   const Committer::Stats s = committer_->stats();
-  return WriterStats{s.groups, s.txns, s.syncs, s.commit_ns, s.sync_ns, s.short_slice};
+  return WriterStats{s.groups,  s.txns,        s.syncs,    s.commit_ns,
+                     s.sync_ns, s.short_slice, s.reserves, s.reserve_ns};
 }
 
 size_t EmbeddedStore::WatcherCount() const {

@@ -64,6 +64,9 @@ struct EmbeddedStoreOptions {
   size_t compaction_batch = 1000;        // records deleted per commit while compacting
   size_t max_group_txns = 1024;          // transactions folded into one commit at most
   bool verify_checksums_on_open = true;  // check every record's checksum during Open
+  // With fsync: while idle, the writer keeps this much zero-filled space past the data so that
+  // commits overwrite blocks rather than grow data.mdb (Backend::ReserveSpace); 0: off.
+  size_t reserve_bytes = size_t{1} << 20;
 };
 
 class Backend;
@@ -95,6 +98,7 @@ class EmbeddedStore final : public KV {
   struct WriterStats {
     uint64_t groups = 0, txns = 0, syncs = 0, commit_ns = 0, sync_ns = 0;
     bool short_slice = false;
+    uint64_t reserves = 0, reserve_ns = 0;
   };
   WriterStats writer_stats() const;
 

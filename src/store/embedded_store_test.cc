@@ -250,5 +250,39 @@ TEST_F(EmbeddedStoreTest, WorksWithoutFsync) {
   EXPECT_EQ(store_->CurrentRevision(), 50);
 }
 
+// A lone write is acknowledged after an explicit sync, which first tops up the zero-filled
+// space past the data to at least the reserve (Backend::ReserveSpace, in steps of the reserve:
+// between one and two reserves are left after a top-up); later lone writes overwrite it
+// instead of growing the file.
+TEST_F(EmbeddedStoreTest, ALoneWriteReservesSpaceAndLaterWritesUseIt) {
+  constexpr size_t kReserve = 512 * 1024;
+  const std::string data = dir_.path() + "/data.mdb";
+  EmbeddedStoreOptions options = TestStoreOptions(dir_.path());
+  options.reserve_bytes = kReserve;
+  Open(options);
+  Put("a", "v");
+  EXPECT_EQ(store_->writer_stats().reserves, 1u);
+  EXPECT_GE(std::filesystem::file_size(data), kReserve);
+  Put("a", std::string(3000, 'x'));  // uses a page of the reserve: tops up to ~2 reserves
+  EXPECT_EQ(store_->writer_stats().reserves, 2u);
+  const auto reserved = std::filesystem::file_size(data);
+  // ~100 KB of pages, well inside the reserve: no top-up, no growth.
+  for (int i = 0; i < 20; ++i) Put("b" + std::to_string(i), std::string(3000, 'x'));
+  EXPECT_EQ(store_->writer_stats().reserves, 2u);
+  EXPECT_EQ(std::filesystem::file_size(data), reserved);
+
+  // Without a reserve the same writes grow the file.
+  TempDir other;
+  options = TestStoreOptions(other.path());
+  options.reserve_bytes = 0;
+  Open(options);
+  Put("a", "v");
+  const auto before = std::filesystem::file_size(other.path() + "/data.mdb");
+  EXPECT_LT(before, kReserve);
+  for (int i = 0; i < 20; ++i) Put("b" + std::to_string(i), std::string(3000, 'x'));
+  EXPECT_GT(std::filesystem::file_size(other.path() + "/data.mdb"), before);
+  EXPECT_EQ(store_->writer_stats().reserves, 0u);
+}
+
 }  // namespace
 }  // namespace converge::store
