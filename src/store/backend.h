@@ -20,8 +20,8 @@
 // ordering. Without `fsync` (benchmarks and tests only) nothing is synced.
 //
 // Reserved space: LMDB appends a page past the end of data.mdb whenever its free list cannot
-// supply one, so most commits grow the file. On ext4 (delalloc, dioread_nolock: Debian's
-// default) blocks allocated by writeback are unwritten extents that a kworker of the
+// supply one, so most commits grow the file. On ext4 (delalloc and dioread_nolock, the
+// kernel's defaults) blocks allocated by writeback are unwritten extents that a kworker of the
 // ext4-rsv-conversion workqueue converts after the write completes, and fdatasync() waits for
 // that conversion; on a saturated CPU the kworker waits up to a scheduler tick (4 ms) for a
 // CPU (docs/PERFORMANCE.md, "Store"). ReserveSpace() therefore keeps zero-filled, already

@@ -21,9 +21,9 @@
 // has less than its reserve of zero-filled space past LMDB's last page, it appends that
 // reserve before the sync (Backend::ReserveSpace: the same fdatasync covers the zeros and the
 // last group's meta page). Commits under light load then overwrite written blocks instead of
-// growing data.mdb. One in every ~250 lone 3 KB puts pays for writing 1 MiB of zeros (about
-// 8 ms here); under a steady load the committer never syncs explicitly and LMDB grows the file
-// itself, as it would without this.
+// growing data.mdb. One in every ~200-250 lone 3 KB puts pays for writing 1 MiB of zeros
+// (2-13 ms here); under a steady load the committer never syncs explicitly and LMDB grows the
+// file itself, as it would without this.
 //
 // A failed commit or sync leaves the outcome of in-flight groups unknown: the committer then
 // fails them and every later request with the same error (like PostgreSQL after a failed
