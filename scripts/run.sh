@@ -10,12 +10,19 @@ if ! "$bin" server --help >/dev/null 2>&1; then
 fi
 cat <<MSG
 Starting Converge (data in $data, listening on $listen, $nodes simulated nodes).
-In another terminal:
+In another terminal (README.md, "A walkthrough with kubectl", explains each step):
   export KUBECONFIG=$(realpath "$data")/kubeconfig
   kubectl get nodes
-  kubectl create deployment web --image=nginx:1.27
-  kubectl scale deployment web --replicas=3
-  kubectl get deployment,rs,pods -o wide
+  kubectl create deployment web --image=nginx:1.27 --replicas=2
+  kubectl rollout status deployment/web
+  kubectl get deployment,replicaset,pods -o wide
+  kubectl scale deployment web --replicas=5
+  kubectl set image deployment/web nginx=nginx:1.28
+  kubectl rollout undo deployment/web
+  kubectl get events --sort-by=.lastTimestamp
+  kubectl logs deployment/web
+Faults on demand (watch drops, compaction, failed writes, stale caches, paused nodes):
+  docs/FAULTS.md; start with  $bin server --data-dir $data --enable-fault-injection
 Stop with Ctrl-C.
 MSG
 exec "$bin" server --data-dir "$data" --listen "$listen" --nodes "$nodes"

@@ -57,6 +57,8 @@ void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* o) {
          [o](int seconds) { o->request_timeout = std::chrono::seconds(seconds); },
          "Seconds before a request (not a watch) is answered 504 Timeout")
       ->default_str("60");
+  sub->add_flag("--enable-fault-injection", o->enable_fault_injection,
+                "Let administrators inject faults through /converge/faults/... (docs/FAULTS.md)");
   sub->add_flag("!--no-fsync", o->fsync,
                 "Acknowledge writes before they reach the disk (benchmarks only)");
 }

@@ -10,6 +10,7 @@
 #include "client/rest_client.h"
 #include "commands.h"
 #include "controllers/manager/controller_manager.h"
+#include "server/delayed_watch_transport.h"
 
 namespace converge::cmd {
 
@@ -21,6 +22,7 @@ struct ControllerManagerFlags {
   int workers = 5;
   bool leader_elect = true;
   std::chrono::seconds node_monitor_grace_period{50};
+  double fault_watch_delay_seconds = 0;
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -41,13 +43,22 @@ int RunControllerManager(const ControllerManagerFlags& f) {
     return 1;
   }
   config->user_agent = "converge-controller-manager/0.1";
-  auto rest = client::RestClient::ForConfig(*config);
-  if (!rest.ok()) {
-    spdlog::error("{}", rest.status().ToString());
+  auto transport = client::NewTransportForConfig(*config);
+  if (!transport.ok()) {
+    spdlog::error("{}", transport.status().ToString());
     return 1;
   }
+  if (f.fault_watch_delay_seconds > 0) {
+    // Fault injection: this process's informers run behind the API server (docs/FAULTS.md).
+    auto delay = std::make_shared<server::WatchDelay>();
+    delay->Set(std::chrono::milliseconds(static_cast<int64_t>(f.fault_watch_delay_seconds * 1000)));
+    *transport = std::make_shared<server::DelayedWatchTransport>(std::move(*transport), delay);
+    spdlog::warn("controller-manager: watch events arrive {}s late (--fault-watch-delay)",
+                 f.fault_watch_delay_seconds);
+  }
+  client::RestClient rest(client::RestClientOptions{.transport = std::move(*transport)});
   controllers::ControllerManagerOptions o;
-  o.client = rest->get();
+  o.client = &rest;
   o.controllers = SplitCommas(f.controllers);
   o.workers = f.workers;
   o.leader_elect = f.leader_elect;
@@ -93,6 +104,10 @@ void RegisterControllerManager(CLI::App& app) {
                   "Elect a leader among replicas through a Lease")
       ->capture_default_str();
   AddNodeMonitorGracePeriodFlag(sub, &flags->node_monitor_grace_period);
+  sub->add_option("--fault-watch-delay", flags->fault_watch_delay_seconds,
+                  "Fault injection: deliver every watch event this many seconds late (a stale "
+                  "informer cache; docs/FAULTS.md)")
+      ->capture_default_str();
   sub->callback([flags] { SetExitCode(RunControllerManager(*flags)); });
 }
 

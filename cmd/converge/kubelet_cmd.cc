@@ -33,6 +33,7 @@ struct KubeletFlags {
   bool pod_events = true;
   bool node_events = true;
   int stats_interval = 0;
+  bool enable_fault_injection = false;
 };
 
 int RunKubelet(const KubeletFlags& f) {
@@ -81,6 +82,7 @@ int RunKubelet(const KubeletFlags& f) {
   o.status_workers = f.status_workers;
   o.pod_events = f.pod_events;
   o.node_events = f.node_events;
+  o.enable_fault_injection = f.enable_fault_injection;
 
   kubelet::Kubelet k(o);
   std::stop_source stop;
@@ -153,6 +155,9 @@ void RegisterKubelet(CLI::App& app) {
                   "Log counters (leases renewed, status writes, ...) every this many seconds; 0: "
                   "never")
       ->capture_default_str();
+  sub->add_flag("--enable-fault-injection", f->enable_fault_injection,
+                "Serve POST /converge/faults/heartbeats?node=N&paused=true|false on --listen "
+                "(docs/FAULTS.md)");
   sub->callback([f] { SetExitCode(RunKubelet(*f)); });
 }
 

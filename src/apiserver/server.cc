@@ -310,6 +310,8 @@ Response APIServer::Handle(Request& req) {
     resp = ErrorResponse(*denied);
   } else if (AuthzAttributes attrs = AttributesFor(ri, req, req.user); !Authorize(attrs, &resp)) {
     // resp holds the 403
+  } else if (std::optional<Response> r = interceptor_ ? interceptor_(req, ri) : std::nullopt) {
+    resp = std::move(*r);
   } else if (!ri.is_resource_request) {
     resp = HandleNonResource(req, ri);
   } else {

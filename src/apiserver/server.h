@@ -85,6 +85,14 @@ class APIServer : public CustomResourceHost {
   using LogProvider = std::function<Response(const Request& req, const CachedObject& pod)>;
   void SetLogProvider(LogProvider provider) { log_provider_ = std::move(provider); }
   AdmissionChain& admission() { return admission_; }
+  // Sees every authenticated and authorized request before it is served; a returned Response is
+  // served instead (fault injection, server/fault_injector.h). Set before Start; null = none.
+  using RequestInterceptor = std::function<std::optional<Response>(Request&, const RequestInfo&)>;
+  void SetRequestInterceptor(RequestInterceptor interceptor) {
+    interceptor_ = std::move(interceptor);
+  }
+  // The watch caches (null before Start).
+  Cacher* cacher() const { return cacher_.get(); }
   // The authorizer chain (null when authorization is off). Set by Start.
   const Authorizer* authorizer() const { return authorizer_.get(); }
   // The storage of a resource (null when unknown). For in-process bootstrap code and tests;
@@ -168,6 +176,7 @@ class APIServer : public CustomResourceHost {
   LogProvider log_provider_;                       // set before serving
   std::unique_ptr<CrdController> crd_controller_;  // set by Start
   std::jthread crd_thread_;
+  RequestInterceptor interceptor_;  // set before serving
   std::jthread compactor_;
   std::atomic<bool> ready_{false};
 };

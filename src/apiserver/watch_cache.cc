@@ -448,6 +448,20 @@ void WatchCache::TerminateAll() {
   for (auto& wake : wakes) wake();
 }
 
+void WatchCache::ForgetHistory() {
+  std::vector<std::function<void()>> wakes;
+  {
+    std::lock_guard lock(mu_);
+    history_.clear();
+    oldest_revision_ = revision_;
+    for (auto& w : watchers_) {
+      if (auto wake = w->Terminate()) wakes.push_back(std::move(wake));
+    }
+    watchers_.clear();
+  }
+  for (auto& wake : wakes) wake();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Cacher
 
@@ -593,6 +607,18 @@ void Cacher::Stop() {
   thread_.join();
   std::shared_lock lock(caches_mu_);
   for (auto& [p, c] : caches_) c->TerminateAll();
+}
+
+void Cacher::TerminateWatchers() {
+  std::shared_lock lock(caches_mu_);
+  for (auto& [p, c] : caches_) c->TerminateAll();
+}
+
+void Cacher::ForgetHistory() {
+  // Under dispatch_mu_, so that no batch is half applied while the histories go.
+  std::lock_guard dispatch(dispatch_mu_);
+  std::shared_lock lock(caches_mu_);
+  for (auto& [p, c] : caches_) c->ForgetHistory();
 }
 
 void Cacher::RunTicker(std::stop_token stop) {

@@ -206,6 +206,9 @@ class WatchCache {
   // Sends due bookmarks.
   void Tick(std::chrono::steady_clock::time_point now, std::chrono::milliseconds interval);
   void TerminateAll();
+  // Fault injection (compaction): forgets the event history, so that only watches from the
+  // current revision resume (older ones get 410 Expired and relist), and ends every watch.
+  void ForgetHistory();
 
  private:
   // Pushes `ev` to every interested watcher; collects wake callbacks.
@@ -249,6 +252,12 @@ class Cacher {
 
   util::Status Start();
   void Stop();
+
+  // Fault injection (server/fault_injector.h). TerminateWatchers ends every client watch (clients
+  // resume from their last resourceVersion); ForgetHistory also drops every cache's event history
+  // (WatchCache::ForgetHistory), as if everything before now had been compacted.
+  void TerminateWatchers();
+  void ForgetHistory();
 
   // Every event with revision <= applied_revision() is in the caches.
   store::Revision applied_revision() const { return applied_.load(); }

@@ -448,6 +448,27 @@ apiserver::Response Kubelet::HandleKubeletApi(apiserver::Request& req) {
     r.body = "ok";
     return r;
   }
+  if (options_.enable_fault_injection && req.path == "/converge/faults/heartbeats") {
+    std::string node(req.Query("node"));
+    std::string_view paused = req.Query("paused");
+    if (req.method != "POST" || (paused != "true" && paused != "false")) {
+      return apiserver::ErrorResponse(
+          apiserver::BadRequest("POST /converge/faults/heartbeats?node=N&paused=true|false"));
+    }
+    if (!Owns(node)) {
+      return apiserver::ErrorResponse(apiserver::BadRequest("this kubelet does not carry " + node));
+    }
+    if (paused == "true") {
+      PauseHeartbeats(node);
+    } else {
+      ResumeHeartbeats(node);
+    }
+    spdlog::info("faults: node {} heartbeats {}", node, paused == "true" ? "paused" : "resumed");
+    apiserver::Response r;
+    r.content_type = "application/json";
+    r.body = "{\"node\":\"" + node + "\",\"paused\":" + std::string(paused) + "}";
+    return r;
+  }
   constexpr std::string_view kPrefix = "/containerLogs/";
   if (req.method != "GET" || !std::string_view(req.path).starts_with(kPrefix)) {
     return apiserver::ErrorResponse(apiserver::NotFoundPath());

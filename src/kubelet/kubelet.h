@@ -85,6 +85,9 @@ struct KubeletOptions {
   bool pod_events = true;   // Pulling, Pulled, Created, Started, Killing, BackOff, ...
   bool node_events = true;  // Starting, NodeReady
   size_t log_max_lines = 10000;
+  // The kubelet API also serves POST /converge/faults/heartbeats?node=N&paused=true|false
+  // (PauseHeartbeats/ResumeHeartbeats; docs/FAULTS.md).
+  bool enable_fault_injection = false;
 };
 
 class Kubelet final : private PodSink {
@@ -116,7 +119,8 @@ class Kubelet final : private PodSink {
   apiserver::Response ServeLogs(const apiserver::Request& req, const api::Object& pod);
   // For APIServer::SetLogProvider: serves pods of this kubelet's nodes; others get a 400.
   apiserver::APIServer::LogProvider LogProvider();
-  // The kubelet HTTP API: GET /containerLogs/<ns>/<pod>/<container>, GET /healthz.
+  // The kubelet HTTP API: GET /containerLogs/<ns>/<pod>/<container>, GET /healthz, and with
+  // fault injection POST /converge/faults/heartbeats.
   apiserver::Response HandleKubeletApi(apiserver::Request& req);
 
   struct Stats {

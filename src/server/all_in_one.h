@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "kubelet/kubelet.h"
 #include "server/control_plane.h"
 
 namespace converge::server {
@@ -37,6 +38,7 @@ class AllInOne {
   const AllInOneOptions options_;
   std::unique_ptr<ControlPlane> cp_;
   std::vector<std::unique_ptr<client::RestClient>> clients_;  // one per component identity
+  std::unique_ptr<kubelet::Kubelet> kubelet_;                 // null without nodes
   std::stop_source stop_;
   std::vector<std::jthread> components_;
 };

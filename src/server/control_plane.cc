@@ -77,6 +77,14 @@ util::Status ControlPlane::Start() {
   api_ = std::make_unique<apiserver::APIServer>(ao);
   // kubectl logs: proxied to the kubelet serving the pod's node (its daemonEndpoints port).
   api_->SetLogProvider(kubelet::NewKubeletLogProxy(api_.get()));
+  if (options_.enable_fault_injection) {
+    faults_ = std::make_unique<FaultInjector>(FaultInjectorOptions{kv_.get(), api_.get()});
+    api_->SetRequestInterceptor(
+        [f = faults_.get()](apiserver::Request& req, const apiserver::RequestInfo& ri) {
+          return f->Intercept(req, ri);
+        });
+    spdlog::warn("apiserver: fault injection enabled (POST /converge/faults/..., docs/FAULTS.md)");
+  }
   CONVERGE_RETURN_IF_ERROR(api_->Start());
 
   apiserver::HttpServerOptions ho;
@@ -151,6 +159,7 @@ void ControlPlane::Stop() {
   if (http_) http_->Stop();
   if (api_) api_->Stop();
   http_.reset();
+  faults_.reset();
   api_.reset();
   if (audit_) audit_->Stop();
   audit_.reset();
@@ -173,14 +182,18 @@ util::Status ControlPlane::WriteUserKubeconfig(const std::string& path, const st
 }
 
 std::unique_ptr<client::RestClient> ControlPlane::InProcessClient(
-    const std::string& user, std::vector<std::string> groups) const {
+    const std::string& user, std::vector<std::string> groups, const std::string& component) const {
   InProcessTransportOptions to;
   to.user.name = user;
   to.user.groups = std::move(groups);
   to.user.groups.push_back("system:authenticated");
   to.user.authenticated = true;
-  auto transport = std::make_shared<InProcessTransport>(
+  std::shared_ptr<client::Transport> transport = std::make_shared<InProcessTransport>(
       [api = api_.get()](apiserver::Request& req) { return api->Handle(req); }, to);
+  if (faults_ && !component.empty()) {
+    transport = std::make_shared<DelayedWatchTransport>(std::move(transport),
+                                                        faults_->ComponentWatchDelay(component));
+  }
   client::RestClientOptions ro;
   ro.transport = std::move(transport);
   return std::make_unique<client::RestClient>(ro);

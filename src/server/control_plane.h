@@ -17,6 +17,7 @@
 #include "apiserver/pki.h"
 #include "apiserver/server.h"
 #include "client/rest_client.h"
+#include "server/fault_injector.h"
 #include "store/kv.h"
 
 namespace converge::server {
@@ -41,6 +42,8 @@ struct ControlPlaneOptions {
   int max_requests_inflight = 400;
   int max_mutating_requests_inflight = 200;
   std::chrono::seconds request_timeout{60};
+  // Serves /converge/faults/... to administrators (fault_injector.h, docs/FAULTS.md).
+  bool enable_fault_injection = false;
 };
 
 class ControlPlane {
@@ -63,14 +66,20 @@ class ControlPlane {
   // "http(s)://host:port" as clients reach it.
   const std::string& url() const { return url_; }
   // A client that enters the API server's handler chain without a socket, acting as `user`.
+  // With fault injection on, a named `component`'s watch streams can be delayed
+  // (FaultInjector::ComponentWatchDelay).
   std::unique_ptr<client::RestClient> InProcessClient(const std::string& user,
-                                                      std::vector<std::string> groups) const;
+                                                      std::vector<std::string> groups,
+                                                      const std::string& component = "") const;
+  // Null unless options.enable_fault_injection.
+  FaultInjector* faults() const { return faults_.get(); }
 
  private:
   const ControlPlaneOptions options_;
   std::unique_ptr<store::KV> kv_;
   std::unique_ptr<apiserver::AuditLogFile> audit_;  // before api_: it outlives the API server
   std::unique_ptr<apiserver::APIServer> api_;
+  std::unique_ptr<FaultInjector> faults_;  // after api_: it refers to the API server
   std::unique_ptr<apiserver::HttpServer> http_;
   apiserver::Pki pki_;
   std::string kubeconfig_path_;

@@ -23,7 +23,7 @@ bool ServerProcess::Start(ServerOptions options) {
   }
   std::filesystem::remove(kubeconfig_path());
   std::vector<std::string> argv = {CONVERGE_BINARY, options_.command, "--data-dir",
-                                   data_dir_,       "--listen",       "127.0.0.1:0"};
+                                   data_dir_,       "--listen",       options_.listen};
   for (const auto& a : options_.extra_args) argv.push_back(a);
   if (!process_.Start(argv, log_path())) {
     ADD_FAILURE() << "cannot start " << CONVERGE_BINARY;

@@ -17,6 +17,8 @@ struct ServerOptions {
   std::vector<std::string> extra_args;
   // Reuse an existing data dir (restart tests); empty = a fresh temporary one.
   std::string data_dir;
+  // --listen; a fixed port lets processes holding the kubeconfig survive a restart.
+  std::string listen = "127.0.0.1:0";
 };
 
 class ServerProcess {
