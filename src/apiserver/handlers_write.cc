@@ -79,6 +79,9 @@ ApiError DecodeError(const api::ResourceInfo& info, ApiError e) {
 
 Response APIServer::HandleCreate(RequestContext& ctx) {
   if (ctx.ri.subresource == "binding") return HandleBinding(ctx);
+  if (ctx.ri.subresource == "eviction" && ctx.info.gvr.resource == "pods") {
+    return HandleEviction(ctx);
+  }
   if (ctx.ri.subresource == "token" && ctx.info.gvr.resource == "serviceaccounts") {
     return HandleTokenRequest(ctx);
   }

@@ -156,6 +156,9 @@ class APIServer : public CustomResourceHost {
   Response HandleBinding(RequestContext& ctx);
   Response HandleLog(RequestContext& ctx);
   Response HandleFinalize(RequestContext& ctx);
+  // pods/eviction (handlers_eviction.cc); EvictPod marks the pod and deletes it.
+  Response HandleEviction(RequestContext& ctx);
+  ApiOr<DeleteResult> EvictPod(RequestContext& ctx, DeleteOptions opts);
 
   const APIServerOptions options_;
   api::ResourceRegistry registry_;

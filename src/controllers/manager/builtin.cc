@@ -1,5 +1,6 @@
 // The controllers the controller-manager runs. One line per controller.
 #include "controllers/deployment/deployment_controller.h"
+#include "controllers/disruption/disruption_controller.h"
 #include "controllers/garbagecollector/garbage_collector.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/manager/controller_context.h"
@@ -22,6 +23,7 @@ const std::vector<ControllerDescriptor>& BuiltinControllers() {
       {"job", job::InitJobController},
       {"ttl-after-finished", ttlafterfinished::InitTtlAfterFinished},
       nodelifecycle::Descriptor(),
+      {"disruption", disruption::NewDisruptionController},
   };
   return all;
 }
