@@ -2,6 +2,9 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <boost/json.hpp>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -23,6 +26,65 @@ struct ControllerManagerFlags {
   bool leader_elect = true;
   std::chrono::seconds node_monitor_grace_period{50};
   double fault_watch_delay_seconds = 0;
+  bool use_service_account_credentials = false;
+};
+
+// Upstream's --use-service-account-credentials: each controller acts as the ServiceAccount
+// kube-system/<name>, created if missing, with a token from the TokenRequest API (the manager's
+// own identity, system:kube-controller-manager, may do both). Tokens are asked for the longest
+// lifetime the server allows and are not refreshed.
+class ServiceAccountClients {
+ public:
+  ServiceAccountClients(client::RestConfig base, client::RestClient* root)
+      : base_(std::move(base)), root_(root) {}
+
+  util::StatusOr<client::RestClient*> For(const std::string& name) {
+    std::lock_guard lock(mu_);
+    if (auto it = clients_.find(name); it != clients_.end()) return it->second.get();
+    const std::string sa_path = "/api/v1/namespaces/kube-system/serviceaccounts";
+    client::HttpRequest create;
+    create.method = "POST";
+    create.path = sa_path;
+    create.headers = {{"content-type", "application/json"}, {"accept", "application/json"}};
+    create.body =
+        R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":")" + name + R"("}})";
+    CONVERGE_ASSIGN_OR_RETURN(client::HttpResponse created, root_->Do(std::move(create)));
+    if (created.status != 201 && created.status != 409) {
+      return util::Unavailable("creating ServiceAccount kube-system/" + name + ": HTTP " +
+                               std::to_string(created.status) + " " + created.body);
+    }
+    client::HttpRequest token;
+    token.method = "POST";
+    token.path = sa_path + "/" + name + "/token";
+    token.headers = create.headers;
+    token.body = R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest",)"
+                 R"("spec":{"expirationSeconds":4294967296}})";
+    CONVERGE_ASSIGN_OR_RETURN(client::HttpResponse issued, root_->Do(std::move(token)));
+    boost::system::error_code ec;
+    boost::json::value v = boost::json::parse(issued.body, ec);
+    const boost::json::value* t =
+        !ec && issued.status == 201 ? v.find_pointer("/status/token", ec) : nullptr;
+    if (!t || !t->is_string()) {
+      return util::Unavailable("a token for ServiceAccount kube-system/" + name + ": HTTP " +
+                               std::to_string(issued.status) + " " + issued.body);
+    }
+    client::RestConfig config = base_;
+    config.tls.client_cert_pem.clear();
+    config.tls.client_key_pem.clear();
+    config.bearer_token_file.clear();
+    config.bearer_token = std::string(t->get_string());
+    config.user_agent += "/" + name;
+    CONVERGE_ASSIGN_OR_RETURN(auto rest, client::RestClient::ForConfig(config));
+    client::RestClient* raw = rest.get();
+    clients_.emplace(name, std::move(rest));
+    return raw;
+  }
+
+ private:
+  const client::RestConfig base_;
+  client::RestClient* const root_;
+  std::mutex mu_;
+  std::map<std::string, std::unique_ptr<client::RestClient>> clients_;  // guarded by mu_
 };
 
 std::vector<std::string> SplitCommas(const std::string& s) {
@@ -63,6 +125,10 @@ int RunControllerManager(const ControllerManagerFlags& f) {
   o.workers = f.workers;
   o.leader_elect = f.leader_elect;
   o.node_monitor_grace_period = f.node_monitor_grace_period;
+  ServiceAccountClients sa_clients(*config, &rest);
+  if (f.use_service_account_credentials) {
+    o.client_for = [&sa_clients](const std::string& name) { return sa_clients.For(name); };
+  }
   controllers::ControllerManager manager(o);
   std::stop_source stop;
   util::Status result;
@@ -100,6 +166,10 @@ void RegisterControllerManager(CLI::App& app) {
                   "Comma-separated controllers to run; * = all, -name = all but name")
       ->capture_default_str();
   sub->add_option("--workers", flags->workers, "Workers per controller")->capture_default_str();
+  sub->add_option("--use-service-account-credentials", flags->use_service_account_credentials,
+                  "Run each controller as the ServiceAccount kube-system/<controller> (upstream's "
+                  "system:controller:* roles)")
+      ->capture_default_str();
   sub->add_option("--leader-elect", flags->leader_elect,
                   "Elect a leader among replicas through a Lease")
       ->capture_default_str();

@@ -27,6 +27,11 @@ struct AdmissionAttributes {
   const api::Object* old_object = nullptr;  // null for CREATE
   const UserInfo* user = nullptr;
   bool dry_run = false;
+  // Warnings for the client (Warning headers), e.g. from admission webhooks; null = dropped.
+  std::vector<std::string>* warnings = nullptr;
+  // Set by a mutating plugin that changed *object in ways the strategy has not seen (a webhook's
+  // patch): the storage defaults and validates the object again before the validating phase.
+  bool needs_revalidation = false;
 };
 
 class AdmissionPlugin {
@@ -49,7 +54,11 @@ class AdmissionPlugin {
 class AdmissionChain {
  public:
   void Add(std::shared_ptr<AdmissionPlugin> plugin) { plugins_.push_back(std::move(plugin)); }
+  // Mutate, then Validate.
   std::optional<ApiError> Run(AdmissionAttributes& attrs) const;
+  // The two phases separately, for callers that validate the object in between.
+  std::optional<ApiError> Mutate(AdmissionAttributes& attrs) const;
+  std::optional<ApiError> Validate(const AdmissionAttributes& attrs) const;
 
  private:
   std::vector<std::shared_ptr<AdmissionPlugin>> plugins_;  // constant after start-up

@@ -26,6 +26,8 @@ struct RequestContext {
   const api::ResourceInfo& info;
   ResourceStorage& storage;
   std::string ns;  // "" for cluster-scoped resources
+  // Warnings from admission (webhooks), sent as Warning headers with the response.
+  std::vector<std::string> admission_warnings;
 };
 
 Response ErrorResponse(const ApiError& e);

@@ -117,13 +117,24 @@ Response APIServer::HandleResource(Request& req, const RequestInfo& ri) {
   if (ri.verb == "get") return HandleGet(ctx);
   if (ri.verb == "list") return HandleList(ctx);
   if (ri.verb == "watch") return HandleWatch(ctx);
-  if (ri.verb == "create") return HandleCreate(ctx);
-  if (ri.verb == "update") return HandleUpdate(ctx);
-  if (ri.verb == "patch") return HandlePatch(ctx);
-  if (ri.verb == "delete") return HandleDelete(ctx);
-  if (ri.verb == "deletecollection") return HandleDeleteCollection(ctx);
-  return ErrorResponse(
-      MethodNotAllowed("the server does not allow this method on the requested resource"));
+  Response resp;
+  if (ri.verb == "create") {
+    resp = HandleCreate(ctx);
+  } else if (ri.verb == "update") {
+    resp = HandleUpdate(ctx);
+  } else if (ri.verb == "patch") {
+    resp = HandlePatch(ctx);
+  } else if (ri.verb == "delete") {
+    resp = HandleDelete(ctx);
+  } else if (ri.verb == "deletecollection") {
+    resp = HandleDeleteCollection(ctx);
+  } else {
+    return ErrorResponse(
+        MethodNotAllowed("the server does not allow this method on the requested resource"));
+  }
+  // Admission warnings reach the client whether the write succeeded or not (upstream too).
+  AddWarnings(resp, ctx.admission_warnings);
+  return resp;
 }
 
 }  // namespace converge::apiserver

@@ -109,6 +109,7 @@ Response APIServer::HandleApply(RequestContext& ctx) {
 
   WriteContext w;
   w.user = &ctx.req.user;
+  w.warnings = &ctx.admission_warnings;
   w.dry_run = *dry;
   w.field_manager = *manager;
   w.subresource = sub;

@@ -104,6 +104,7 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
   if (!dry.ok()) return ErrorResponse(dry.error());
   WriteContext w;
   w.user = &ctx.req.user;
+  w.warnings = &ctx.admission_warnings;
   w.dry_run = *dry;
   auto manager = QueryFieldManager(ctx.req, "PatchOptions");
   if (!manager.ok()) return ErrorResponse(manager.error());

@@ -20,6 +20,7 @@ ApiOr<WriteContext> SubresourceWriteContext(RequestContext& ctx) {
   if (!dry.ok()) return dry.error();
   WriteContext w;
   w.user = &ctx.req.user;
+  w.warnings = &ctx.admission_warnings;
   w.dry_run = *dry;
   auto manager =
       QueryFieldManager(ctx.req, ctx.ri.verb == "patch" ? "PatchOptions" : "UpdateOptions");

@@ -8,11 +8,12 @@ namespace json = boost::json;
 
 namespace {
 
-ApiOr<WriteContext> MakeWriteContext(const RequestContext& ctx) {
+ApiOr<WriteContext> MakeWriteContext(RequestContext& ctx) {
   auto dry = QueryDryRun(ctx.req);
   if (!dry.ok()) return dry.error();
   WriteContext w;
   w.user = &ctx.req.user;
+  w.warnings = &ctx.admission_warnings;
   w.dry_run = *dry;
   auto manager =
       QueryFieldManager(ctx.req, ctx.ri.verb == "create" ? "CreateOptions" : "UpdateOptions");

@@ -123,6 +123,37 @@ std::optional<NamespaceLifecycle::Phase> APIServer::NamespacePhase(const std::st
   return NamespaceLifecycle::Phase::kActive;
 }
 
+std::optional<json::object> APIServer::NamespaceLabels(const std::string& ns) {
+  ResourceStorage* namespaces = Storage({"", "v1", "namespaces"});
+  if (!namespaces) return std::nullopt;
+  CachedObjectPtr obj = namespaces->cache()->Get(StorageKey(namespaces->info(), "", ns));
+  if (!obj) {
+    auto fresh = namespaces->Get("", ns, "");  // the cache may lag a namespace just created
+    if (!fresh.ok()) return std::nullopt;
+    obj = *fresh;
+  }
+  return obj->labels;
+}
+
+void APIServer::InstallWebhookAdmission() {
+  auto cache = [&](const char* resource) {
+    ResourceStorage* s = Storage({"admissionregistration.k8s.io", "v1", resource});
+    return s ? s->cache() : nullptr;
+  };
+  webhook_source_ = std::make_unique<WebhookConfigSource>(cache("mutatingwebhookconfigurations"),
+                                                          cache("validatingwebhookconfigurations"));
+  WebhookClient* client = options_.webhook_client;
+  if (!client) {
+    webhook_client_ = std::make_unique<HttpsWebhookClient>();
+    client = webhook_client_.get();
+  }
+  admission_.Add(std::make_shared<WebhookAdmission>(WebhookAdmissionOptions{
+      .webhooks = [source = webhook_source_.get()] { return source->Current(); },
+      .namespace_labels = [this](const std::string& ns) { return NamespaceLabels(ns); },
+      .client = client,
+  }));
+}
+
 util::Status APIServer::BootstrapNamespaces() {
   ResourceStorage* namespaces = Storage({"", "v1", "namespaces"});
   if (!namespaces) return util::Internal("namespaces are not registered");
@@ -183,6 +214,7 @@ util::Status APIServer::Start() {
   }));
   for (const auto& info : registry_.Snapshot()->resources) InstallResource(info);
   if (options_.authorization) InstallAuthorization();
+  InstallWebhookAdmission();
   CONVERGE_RETURN_IF_ERROR(cacher_->Start());
   CONVERGE_RETURN_IF_ERROR(BootstrapNamespaces());
   if (options_.authorization) CONVERGE_RETURN_IF_ERROR(ReconcileBootstrapPolicy(*this));

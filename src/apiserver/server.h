@@ -21,6 +21,7 @@
 #include "api/resource.h"
 #include "apiserver/admission.h"
 #include "apiserver/admission_namespace_lifecycle.h"
+#include "apiserver/admission_webhook.h"
 #include "apiserver/audit.h"
 #include "apiserver/authn.h"
 #include "apiserver/authz.h"
@@ -65,6 +66,9 @@ struct APIServerOptions {
   // Receives one audit event per request (level Metadata); null = no audit log. Not owned; must
   // outlive the server and must not block.
   AuditSink* audit = nullptr;
+  // Calls admission webhooks; null = HTTPS (HttpsWebhookClient). Not owned; must outlive the
+  // server.
+  WebhookClient* webhook_client = nullptr;
 };
 
 class APIServer : public CustomResourceHost {
@@ -115,6 +119,10 @@ class APIServer : public CustomResourceHost {
   std::shared_ptr<ResourceStorage> MakeStorage(std::shared_ptr<const api::ResourceInfo> info);
   util::Status BootstrapNamespaces();
   std::optional<NamespaceLifecycle::Phase> NamespacePhase(const std::string& ns);
+  // The labels of a namespace (webhook namespaceSelectors); nullopt when it does not exist.
+  std::optional<boost::json::object> NamespaceLabels(const std::string& ns);
+  // Adds the admission webhook plugin (after every built-in plugin).
+  void InstallWebhookAdmission();
 
   Response HandleNonResource(Request& req, const RequestInfo& ri);
   Response HandleResource(Request& req, const RequestInfo& ri);
@@ -168,8 +176,10 @@ class APIServer : public CustomResourceHost {
   Authenticator authenticator_;  // after sa_tokens_: its token verifier uses them
   std::unique_ptr<DiscoveryService> discovery_;
   std::unique_ptr<OpenApiService> openapi_;
-  std::unique_ptr<RbacPolicySource> rbac_policy_;  // set by Start
-  std::shared_ptr<const Authorizer> authorizer_;   // set by Start; null = allow all
+  std::unique_ptr<RbacPolicySource> rbac_policy_;        // set by Start
+  std::shared_ptr<const Authorizer> authorizer_;         // set by Start; null = allow all
+  std::unique_ptr<WebhookConfigSource> webhook_source_;  // set by Start
+  std::unique_ptr<WebhookClient> webhook_client_;        // set by Start unless given
 
   mutable std::shared_mutex resources_mu_;
   std::map<api::GroupVersionResource, ResourceEntry> resources_;  // guarded by resources_mu_

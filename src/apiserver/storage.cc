@@ -136,7 +136,34 @@ std::optional<ApiError> ResourceStorage::RunAdmission(const char* operation, con
   attrs.old_object = old;
   attrs.user = ctx.user;
   attrs.dry_run = ctx.dry_run;
-  return admission_->Run(attrs);
+  attrs.warnings = ctx.warnings;
+  if (auto err = admission_->Mutate(attrs)) return err;
+  if (attrs.needs_revalidation && obj) {
+    if (auto err = Revalidate(ns, *obj, old, ctx)) return err;
+  }
+  return admission_->Validate(attrs);
+}
+
+std::optional<ApiError> ResourceStorage::Revalidate(const std::string& ns, api::Object& obj,
+                                                    const api::Object* old,
+                                                    const WriteContext& ctx) const {
+  if (info_->namespaced) obj.set_namespace(ns);
+  if (!ctx.raw) strategy_->Default(obj);
+  std::vector<StatusCause> causes =
+      ValidateObjectMeta(obj, info_->namespaced, strategy_->name_rule());
+  if (old) {
+    for (auto& c : ValidateObjectMetaUpdate(obj, *old)) causes.push_back(std::move(c));
+  }
+  if (causes.empty() && !ctx.raw) {
+    if (!old) {
+      causes = strategy_->Validate(obj);
+    } else {
+      causes = ctx.subresource == "status" ? strategy_->ValidateStatusUpdate(obj, *old)
+                                           : strategy_->ValidateUpdate(obj, *old);
+    }
+  }
+  if (!causes.empty()) return Invalid(info_->Gvk(), obj.name(), std::move(causes));
+  return std::nullopt;
 }
 
 ApiOr<std::optional<ResourceStorage::Current>> ResourceStorage::ReadCurrent(

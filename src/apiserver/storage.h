@@ -50,6 +50,8 @@ struct WriteContext {
   // The caller has already produced the exact object to store (pods/binding, scale): skip the
   // strategy's update preparation and validation; metadata rules still apply.
   bool raw = false;
+  // Receives warnings for the client from admission (webhooks); null = dropped.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 struct ListOptions {
@@ -132,9 +134,14 @@ class ResourceStorage {
                                   const std::string& start_key);
   ApiOr<ListResult> ListFromCache(const ListOptions& options, const std::string& start_key);
   std::optional<ApiError> WaitForCache(store::Revision revision);
+  // Mutating admission, validation again when a plugin asked for it (a webhook's patch), then
+  // validating admission.
   std::optional<ApiError> RunAdmission(const char* operation, const std::string& ns,
                                        const std::string& name, api::Object* obj,
                                        const api::Object* old, const WriteContext& ctx);
+  // Defaults and validates an object changed by mutating admission (old: null on create).
+  std::optional<ApiError> Revalidate(const std::string& ns, api::Object& obj,
+                                     const api::Object* old, const WriteContext& ctx) const;
   // Records the write in obj's metadata.managedFields as the context asks (old: null on create).
   void TrackManagedFields(const api::Object* old, api::Object& obj, const WriteContext& ctx) const;
   // Serialized form for the store: the object without resourceVersion.

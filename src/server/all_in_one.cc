@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <map>
+
 #include "controllers/manager/controller_manager.h"
 #include "kubelet/kubelet.h"
 #include "scheduler/scheduler.h"
@@ -18,14 +20,30 @@ util::Status AllInOne::Start() {
   cp_ = std::make_unique<ControlPlane>(options_.control_plane);
   CONVERGE_RETURN_IF_ERROR(cp_->Start());
 
-  // TODO(#11): drop system:masters once the controllers run under least-privilege identities
-  // (upstream's role for this user alone does not let controllers create pods).
-  clients_.push_back(cp_->InProcessClient("system:kube-controller-manager", {"system:masters"},
-                                          "controller-manager"));
+  // The controller-manager reads (informers), elects and records events as
+  // system:kube-controller-manager; each controller writes as its own ServiceAccount
+  // system:serviceaccount:kube-system:<name> (upstream's --use-service-account-credentials),
+  // allowed exactly what the bootstrap policy's system:controller:<name> role grants.
+  clients_.push_back(
+      cp_->InProcessClient("system:kube-controller-manager", {}, "controller-manager"));
   client::RestClient* cm_client = clients_.back().get();
-  components_.emplace_back([this, cm_client] {
+  std::map<std::string, client::RestClient*> controller_clients;
+  for (const controllers::ControllerDescriptor& d : controllers::BuiltinControllers()) {
+    if (d.service_account.empty()) continue;
+    clients_.push_back(cp_->InProcessClient(
+        "system:serviceaccount:kube-system:" + d.service_account,
+        {"system:serviceaccounts", "system:serviceaccounts:kube-system"}, "controller-manager"));
+    controller_clients[d.service_account] = clients_.back().get();
+  }
+  components_.emplace_back([this, cm_client, controller_clients] {
     controllers::ControllerManagerOptions o;
     o.client = cm_client;
+    o.client_for =
+        [&controller_clients](const std::string& sa) -> util::StatusOr<client::RestClient*> {
+      auto it = controller_clients.find(sa);
+      if (it == controller_clients.end()) return util::NotFound("no client for " + sa);
+      return it->second;
+    };
     o.leader_elect = options_.leader_elect;
     o.node_monitor_grace_period = options_.node_monitor_grace_period;
     controllers::ControllerManager manager(o);
@@ -49,32 +67,39 @@ util::Status AllInOne::Start() {
     }
   });
 
-  // The simulated nodes share one client. TODO(#11): one system:node:<name> identity per node,
-  // so the node authorizer and NodeRestriction bound them as they bound a kubelet process.
-  if (options_.nodes > 0) {
-    clients_.push_back(
-        cp_->InProcessClient("system:converge-kubelets", {"system:masters"}, "kubelet"));
-    // As RunInProcessKubelet, but the kubelet object stays reachable for fault injection.
+  // One kubelet per simulated node, each as system:node:<name> in system:nodes: the node
+  // authorizer and NodeRestriction bound it exactly as they bound a kubelet process (its own Node,
+  // Lease and pods only). A node costs a few threads; large simulations run `converge kubelet`.
+  if (options_.nodes > 0) spdlog::info("kubelet: starting {} simulated node(s)", options_.nodes);
+  for (int i = 0; i < options_.nodes; ++i) {
     kubelet::KubeletOptions ko;
-    ko.client = clients_.back().get();
-    ko.nodes = options_.nodes;
+    ko.nodes = 1;
+    ko.first_node_index = i;
     ko.listen = "127.0.0.1:0";
-    kubelet_ = std::make_unique<kubelet::Kubelet>(std::move(ko));
-    if (FaultInjector* faults = cp_->faults()) {
-      faults->SetHeartbeatControl([k = kubelet_.get()](const std::string& node, bool paused) {
-        if (!k->OwnsNode(node)) return util::NotFound("no simulated node " + node);
+    ko.heartbeat_workers = 1;
+    ko.status_workers = 1;
+    ko.event_workers = 1;
+    clients_.push_back(cp_->InProcessClient(
+        "system:node:" + ko.node_prefix + "-" + std::to_string(i), {"system:nodes"}, "kubelet"));
+    ko.client = clients_.back().get();
+    kubelets_.push_back(std::make_unique<kubelet::Kubelet>(std::move(ko)));
+    kubelet::Kubelet* k = kubelets_.back().get();
+    components_.emplace_back([this, k] {
+      if (auto s = k->Run(stop_.get_token()); !s.ok()) spdlog::error("kubelet: {}", s.ToString());
+    });
+  }
+  if (FaultInjector* faults = cp_->faults(); faults && !kubelets_.empty()) {
+    faults->SetHeartbeatControl([this](const std::string& node, bool paused) {
+      for (const auto& k : kubelets_) {
+        if (!k->OwnsNode(node)) continue;
         if (paused) {
           k->PauseHeartbeats(node);
         } else {
           k->ResumeHeartbeats(node);
         }
         return util::Status();
-      });
-    }
-    components_.emplace_back([this] {
-      spdlog::info("kubelet: starting {} simulated node(s)", options_.nodes);
-      auto s = kubelet_->Run(stop_.get_token());
-      if (!s.ok()) spdlog::error("kubelet: {}", s.ToString());
+      }
+      return util::NotFound("no simulated node " + node);
     });
   }
   return util::Status();
@@ -85,7 +110,7 @@ void AllInOne::Stop() {
   stop_.request_stop();
   components_.clear();  // joins
   if (cp_ && cp_->faults()) cp_->faults()->SetHeartbeatControl(nullptr);
-  kubelet_.reset();
+  kubelets_.clear();
   clients_.clear();
   if (cp_) cp_->Stop();
 }

@@ -38,7 +38,7 @@ class AllInOne {
   const AllInOneOptions options_;
   std::unique_ptr<ControlPlane> cp_;
   std::vector<std::unique_ptr<client::RestClient>> clients_;  // one per component identity
-  std::unique_ptr<kubelet::Kubelet> kubelet_;                 // null without nodes
+  std::vector<std::unique_ptr<kubelet::Kubelet>> kubelets_;   // one per simulated node
   std::stop_source stop_;
   std::vector<std::jthread> components_;
 };

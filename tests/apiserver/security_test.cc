@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "apiserver/jwt.h"
 #include "apiserver/pki.h"
 #include "testing/server.h"
 
@@ -101,6 +102,50 @@ TEST_F(SecurityTest, StaticTokensAuthenticateAndBadTokensAreRejected) {
   bad.token = "wrong";
   HttpResponse r = TestClient(bad).Get("/version");
   EXPECT_EQ(r.status, 401) << "a presented, invalid credential is never anonymous";
+}
+
+// A ServiceAccount token signed with the server's own key but past its expiry is 401 and changes
+// nothing; the same token, unexpired, authenticates (403: the account may do nothing here).
+TEST_F(SecurityTest, ExpiredServiceAccountTokenIsRejected) {
+  auto admin = server_->Client();
+  ASSERT_EQ(admin
+                ->Post("/api/v1/namespaces/default/serviceaccounts",
+                       R"({"apiVersion":"v1","kind":"ServiceAccount","metadata":{"name":"robot"}})")
+                .status,
+            201);
+  HttpResponse issued =
+      admin->Post("/api/v1/namespaces/default/serviceaccounts/robot/token",
+                  R"({"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{}})");
+  ASSERT_EQ(issued.status, 201) << issued.body;
+  std::string token(boost::json::parse(issued.body).at_pointer("/status/token").as_string());
+
+  // The same claims, moved an hour into the past and signed again with the server's key.
+  std::string payload = token.substr(token.find('.') + 1);
+  payload = payload.substr(0, payload.find('.'));
+  auto decoded = apiserver::Base64UrlDecode(payload);
+  ASSERT_TRUE(decoded.ok());
+  boost::json::object claims = boost::json::parse(*decoded).as_object();
+  for (const char* t : {"exp", "iat", "nbf"}) {
+    if (claims.contains(t)) claims[t] = claims[t].to_number<int64_t>() - 2 * 3600;
+  }
+  auto pki = apiserver::LoadOrCreatePki({.dir = server_->data_dir() + "/pki"});
+  ASSERT_TRUE(pki.ok());
+  auto kid = apiserver::KeyId(pki->service_account_key.cert_pem);
+  ASSERT_TRUE(kid.ok());
+  auto expired = apiserver::SignEs256(claims, pki->service_account_key.key_pem, *kid);
+  ASSERT_TRUE(expired.ok());
+
+  Kubeconfig fresh = Anonymous();
+  fresh.token = token;
+  EXPECT_EQ(TestClient(fresh).Get("/api/v1/namespaces/default/secrets").status, 403);
+  Kubeconfig stale = Anonymous();
+  stale.token = *expired;
+  const std::string cm =
+      R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"from-expired-token"}})";
+  HttpResponse r = TestClient(stale).Post("/api/v1/namespaces/default/configmaps", cm);
+  EXPECT_EQ(r.status, 401) << r.body;
+  EXPECT_EQ(Reason(r), "Unauthorized");
+  EXPECT_EQ(admin->Get("/api/v1/namespaces/default/configmaps/from-expired-token").status, 404);
 }
 
 TEST_F(SecurityTest, CertificatesFromAnotherCaAreRejected) {

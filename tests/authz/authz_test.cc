@@ -210,6 +210,65 @@ TEST_F(AuthzTest, AuthCanIAnswersTruthfully) {
       << r.err;
 }
 
+// Each controller's identity (upstream's system:controller:<name> roles, bound to the
+// kube-system ServiceAccounts the all-in-one controllers act as) is allowed its job and nothing
+// more: the deployment controller may manage ReplicaSets but not touch a Secret.
+TEST_F(AuthzTest, ControllerIdentitiesAreBoundByTheirRoles) {
+  const std::string deployment_controller =
+      "--as=system:serviceaccount:kube-system:deployment-controller";
+  ASSERT_EQ(Admin({"create", "secret", "generic", "keep-me", "-n", "team-a", "--from-literal=k=v"})
+                .exit_code,
+            0);
+  CommandResult r = Admin({"delete", "secret", "keep-me", "-n", "team-a", deployment_controller});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("secrets \"keep-me\" is forbidden: User "
+                       "\"system:serviceaccount:kube-system:deployment-controller\" cannot delete "
+                       "resource \"secrets\" in API group \"\" in the namespace \"team-a\""),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(Admin({"get", "secret", "keep-me", "-n", "team-a", "-o", "name"}).out,
+            "secret/keep-me\n")
+      << "the refused delete must not have happened";
+
+  struct Case {
+    std::string as;
+    std::vector<std::string> question;
+    std::string want;
+  };
+  const std::string sa = "--as=system:serviceaccount:kube-system:";
+  const Case cases[] = {
+      {sa + "deployment-controller", {"create", "replicasets.apps"}, "yes"},
+      {sa + "deployment-controller", {"update", "deployments.apps", "--subresource=status"}, "yes"},
+      {sa + "deployment-controller", {"create", "pods"}, "no"},
+      {sa + "replicaset-controller", {"create", "pods"}, "yes"},
+      {sa + "replicaset-controller", {"delete", "replicasets.apps"}, "no"},
+      {sa + "job-controller", {"create", "pods"}, "yes"},
+      {sa + "job-controller", {"get", "secrets"}, "no"},
+      {sa + "generic-garbage-collector", {"delete", "configmaps"}, "yes"},
+      {sa + "generic-garbage-collector", {"create", "pods"}, "no"},
+      {sa + "namespace-controller", {"deletecollection", "pods"}, "yes"},
+      {sa + "namespace-controller", {"create", "pods"}, "no"},
+      {sa + "node-controller", {"update", "nodes", "--subresource=status"}, "yes"},
+      {sa + "node-controller", {"create", "pods"}, "no"},
+      {sa + "ttl-after-finished-controller", {"delete", "jobs.batch"}, "yes"},
+      {sa + "service-account-controller", {"create", "serviceaccounts"}, "yes"},
+      {sa + "service-account-controller", {"delete", "serviceaccounts"}, "no"},
+      // The controller-manager's own identity reads everything but writes little.
+      {"--as=system:kube-controller-manager", {"watch", "pods"}, "yes"},
+      {"--as=system:kube-controller-manager", {"create", "pods"}, "no"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"auth", "can-i"};
+    args.insert(args.end(), c.question.begin(), c.question.end());
+    args.push_back("-n");
+    args.push_back("team-a");
+    args.push_back(c.as);
+    r = Admin(args);
+    EXPECT_EQ(r.out, c.want + "\n")
+        << c.as << " " << c.question[0] << " " << c.question[1] << ": " << r.err;
+  }
+}
+
 TEST_F(AuthzTest, AuthWhoami) {
   auto alice = As("alice", {"developers"});
   CommandResult r = alice->Run({"auth", "whoami", "-o",

@@ -15,15 +15,16 @@ namespace converge::controllers {
 const std::vector<ControllerDescriptor>& BuiltinControllers() {
   static const std::vector<ControllerDescriptor> all = {
       // Controllers register here as they land (#6, #7).
-      {"replicaset", replicaset::NewReplicaSetController},
-      {"serviceaccount", serviceaccount::NewServiceAccountController},
-      {"deployment", deployment::NewDeploymentController},
-      {"garbagecollector", garbagecollector::InitGarbageCollector},
-      {"namespace", namespace_::InitNamespaceController},
-      {"job", job::InitJobController},
-      {"ttl-after-finished", ttlafterfinished::InitTtlAfterFinished},
+      {"replicaset", replicaset::NewReplicaSetController, "replicaset-controller"},
+      {"serviceaccount", serviceaccount::NewServiceAccountController, "service-account-controller"},
+      {"deployment", deployment::NewDeploymentController, "deployment-controller"},
+      {"garbagecollector", garbagecollector::InitGarbageCollector, "generic-garbage-collector"},
+      {"namespace", namespace_::InitNamespaceController, "namespace-controller"},
+      {"job", job::InitJobController, "job-controller"},
+      {"ttl-after-finished", ttlafterfinished::InitTtlAfterFinished,
+       "ttl-after-finished-controller"},
       nodelifecycle::Descriptor(),
-      {"disruption", disruption::NewDisruptionController},
+      {"disruption", disruption::NewDisruptionController, "disruption-controller"},
   };
   return all;
 }

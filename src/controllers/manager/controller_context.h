@@ -50,6 +50,10 @@ struct ControllerDescriptor {
   std::string name;  // "deployment", "replicaset", "garbagecollector", ...
   // Registers informer handlers and builds the controller; called before informers start.
   std::function<util::StatusOr<std::unique_ptr<RunnableController>>(ControllerContext& ctx)> init;
+  // The kube-system ServiceAccount whose identity the controller writes under when the manager
+  // uses per-controller credentials (upstream's names: its bootstrap ClusterRole
+  // system:controller:<service_account> grants exactly what the controller needs).
+  std::string service_account;
 };
 
 // Every built-in controller in start order.

@@ -55,6 +55,14 @@ util::Status ControllerManager::RunControllers(std::stop_token stop) {
   std::vector<std::pair<std::string, std::unique_ptr<RunnableController>>> running;
   for (const ControllerDescriptor& d : BuiltinControllers()) {
     if (!Enabled(options_.controllers, d.name)) continue;
+    ctx.client = options_.client;
+    if (options_.client_for && !d.service_account.empty()) {
+      auto own = options_.client_for(d.service_account);
+      if (!own.ok()) {
+        return own.status().WithContext("credentials for the " + d.name + " controller");
+      }
+      ctx.client = *own;
+    }
     auto c = d.init(ctx);
     if (!c.ok()) return c.status().WithContext("starting the " + d.name + " controller");
     running.emplace_back(d.name, std::move(*c));

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -22,7 +23,13 @@
 namespace converge::controllers {
 
 struct ControllerManagerOptions {
+  // The manager's own client: shared informers, leader election and events (upstream's
+  // system:kube-controller-manager identity may list and watch everything, write little).
   client::RestClient* client = nullptr;  // not owned
+  // Per-controller credentials (upstream's --use-service-account-credentials): the client a
+  // controller writes through, for its ControllerDescriptor::service_account in kube-system. The
+  // returned client must live as long as the manager. Null: every controller uses `client`.
+  std::function<util::StatusOr<client::RestClient*>(const std::string& service_account)> client_for;
   util::Clock* clock = &util::RealClock();
   // Controller names to run; empty or {"*"} = all.
   std::vector<std::string> controllers;

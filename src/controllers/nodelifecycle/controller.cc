@@ -409,7 +409,8 @@ ControllerDescriptor Descriptor() {
             auto c = NodeLifecycleController::New(o);
             if (!c.ok()) return c.status();
             return std::unique_ptr<RunnableController>(std::move(*c));
-          }};
+          },
+          "node-controller"};
 }
 
 }  // namespace converge::controllers::nodelifecycle
