@@ -1,0 +1,192 @@
+// The system split into processes (issue #8): `converge apiserver`, two `converge
+// controller-manager`s (one leads through the kube-system/kube-controller-manager Lease),
+// `converge scheduler` and `converge kubelet --nodes 3`, driven through the walkthrough with the
+// real kubectl while components are killed (-9) and restarted: the leader (the standby takes
+// over; nothing is created twice), the scheduler, the kubelet, and the API server itself
+// (restarted on the same data dir and port). The ConvergenceChecker watches throughout.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <regex>
+#include <set>
+#include <thread>
+
+#include "testing/convergence_checker.h"
+#include "testing/kubectl.h"
+#include "testing/server.h"
+
+namespace converge {
+namespace {
+
+using testing::CommandResult;
+using testing::ConvergenceChecker;
+using testing::Kubectl;
+using testing::Process;
+using testing::ServerProcess;
+using testing::TempDir;
+
+// A loopback port nobody listens on now (the API server must keep it across restarts, so that
+// the components' kubeconfig stays right).
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  socklen_t len = sizeof(a);
+  if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    close(fd);
+    return 0;
+  }
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+class SplitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(Kubectl::Available());
+    int port = FreePort();
+    ASSERT_NE(port, 0);
+    server_options_ = {.command = "apiserver", .listen = "127.0.0.1:" + std::to_string(port)};
+    ASSERT_TRUE(server_.Start(server_options_));
+    server_options_.data_dir = server_.data_dir();
+    kubeconfig_ = server_.kubeconfig_path();
+    kubectl_ = std::make_unique<Kubectl>(kubeconfig_, cache_.path());
+  }
+
+  // Starts `converge <args...> --kubeconfig <admin kubeconfig>`, logging to logs_/<name>.log.
+  void StartComponent(Process* p, const std::string& name, std::vector<std::string> args) {
+    std::vector<std::string> argv = {CONVERGE_BINARY};
+    for (auto& a : args) argv.push_back(std::move(a));
+    argv.push_back("--kubeconfig");
+    argv.push_back(kubeconfig_);
+    ASSERT_TRUE(p->Start(argv, Log(name)));
+  }
+  std::string Log(const std::string& name) const { return logs_.path() + "/" + name + ".log"; }
+
+  CommandResult K(const std::vector<std::string>& args) { return kubectl_->Run(args); }
+
+  // The Lease's holder, "" until there is one.
+  std::string LeaseHolder() {
+    CommandResult r = K({"get", "lease", "kube-controller-manager", "-n", "kube-system", "-o",
+                         "jsonpath={.spec.holderIdentity}"});
+    return r.exit_code == 0 ? r.out : "";
+  }
+  // Waits until the Lease is held by someone other than `not_holder`.
+  std::string WaitForLeader(const std::string& not_holder) {
+    for (int i = 0; i < 600; ++i) {
+      std::string h = LeaseHolder();
+      if (!h.empty() && h != not_holder) return h;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ADD_FAILURE() << "no controller-manager other than '" << not_holder << "' took the lease";
+    return "";
+  }
+  // Which controller-manager (0 or 1) logged that `identity` leads (the log line follows the
+  // Lease write: waits for it a while); -1 if none.
+  int WhoIs(const std::string& identity) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      for (int i = 0; i < 2; ++i) {
+        if (testing::ReadFile(Log("cm-" + std::to_string(i))).find(identity + " is the leader") !=
+            std::string::npos) {
+          return i;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return -1;
+  }
+  void ExpectConverged(ConvergenceChecker& checker, const std::string& step) {
+    std::string why;
+    EXPECT_TRUE(checker.WaitConverged(std::chrono::seconds(180), &why)) << step << ": " << why;
+  }
+
+  ServerProcess server_;
+  testing::ServerOptions server_options_;
+  TempDir cache_;
+  TempDir logs_;
+  std::string kubeconfig_;
+  std::unique_ptr<Kubectl> kubectl_;
+};
+
+TEST_F(SplitTest, WalkthroughWhileComponentsDieAndRestart) {
+  Process cm[2], scheduler, kubelet;
+  StartComponent(&cm[0], "cm-0", {"controller-manager"});
+  StartComponent(&cm[1], "cm-1", {"controller-manager"});
+  StartComponent(&scheduler, "scheduler", {"scheduler"});
+  const std::vector<std::string> kubelet_args = {
+      "kubelet", "--nodes", "3", "--listen", "127.0.0.1:0", "--enable-fault-injection"};
+  StartComponent(&kubelet, "kubelet", kubelet_args);
+
+  // One controller-manager leads; the other runs no controller.
+  std::string leader = WaitForLeader("");
+  int l = WhoIs(leader);
+  ASSERT_NE(l, -1) << "no controller-manager logged that " << leader << " leads";
+  const int standby = 1 - l;
+
+  ConvergenceChecker checker({.kubeconfig_path = kubeconfig_, .ns = "default"});
+  ASSERT_TRUE(checker.Start());
+
+  // The walkthrough (§八, §十四).
+  ASSERT_EQ(K({"create", "deployment", "web", "--image=nginx:1.27"}).exit_code, 0);
+  ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=3"}).exit_code, 0);
+  CommandResult rollout = K({"rollout", "status", "deployment/web", "--timeout=120s"});
+  EXPECT_EQ(rollout.exit_code, 0) << rollout.out << rollout.err;
+  ExpectConverged(checker, "scaled to 3");
+  CommandResult wide = K({"get", "pods", "-l", "app=web", "-o", "wide", "--no-headers"});
+  std::set<std::string> nodes;
+  for (const std::string node : {"converge-node-0", "converge-node-1", "converge-node-2"}) {
+    if (wide.out.find(node) != std::string::npos) nodes.insert(node);
+  }
+  EXPECT_EQ(nodes.size(), 3u) << "3 pods on distinct nodes:\n" << wide.out;
+  CommandResult yaml = K({"get", "deployment", "web", "-o", "yaml"});
+  EXPECT_NE(yaml.out.find("readyReplicas: 3"), std::string::npos) << yaml.out;
+  CommandResult logs = K({"logs", "deployment/web"});
+  EXPECT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_EQ(testing::ReadFile(Log("cm-" + std::to_string(standby))).find("started the"),
+            std::string::npos)
+      << "the standby controller-manager ran controllers";
+  EXPECT_NE(testing::ReadFile(Log("cm-" + std::to_string(l))).find("started the replicaset"),
+            std::string::npos);
+
+  // The leader dies; the standby takes over once the lease expires and carries on.
+  cm[l].Kill();
+  std::string successor = WaitForLeader(leader);
+  EXPECT_EQ(WhoIs(successor), standby);
+  ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=6"}).exit_code, 0);
+  ASSERT_EQ(K({"set", "image", "deployment/web", "nginx=nginx:1.28"}).exit_code, 0);
+  ExpectConverged(checker, "after the leader died");
+  StartComponent(&cm[l], "cm-" + std::to_string(l) + "-restarted", {"controller-manager"});
+
+  // The scheduler and the kubelet die and come back.
+  scheduler.Kill();
+  ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=8"}).exit_code, 0);
+  StartComponent(&scheduler, "scheduler-restarted", {"scheduler"});
+  ExpectConverged(checker, "after the scheduler restarted");
+  kubelet.Kill();
+  ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=4"}).exit_code, 0);
+  StartComponent(&kubelet, "kubelet-restarted", kubelet_args);
+  ExpectConverged(checker, "after the kubelet restarted");
+
+  // The API server dies and restarts on the same data dir; every component reconnects.
+  server_.Kill();
+  ASSERT_TRUE(server_.Start(server_options_));
+  ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=5"}).exit_code, 0);
+  ExpectConverged(checker, "after the API server restarted");
+
+  for (const std::string& v : checker.Violations()) ADD_FAILURE() << v;
+  for (const std::string& w : checker.CheckQuiet(std::chrono::seconds(3))) {
+    ADD_FAILURE() << "written after convergence: " << w;
+  }
+  checker.Stop();
+  std::cout << "leader " << leader << " → " << successor << "; checker: " << checker.stats().events
+            << " events, " << checker.stats().relists << " relists\n";
+}
+
+}  // namespace
+}  // namespace converge
