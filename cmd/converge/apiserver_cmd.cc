@@ -1,8 +1,9 @@
-// converge apiserver: the API server alone, on the embedded store.
+// converge apiserver: the API server alone, on the embedded store or on etcd.
 #include <spdlog/spdlog.h>
 
 #include "commands.h"
 #include "server/control_plane.h"
+#include "store/etcd/etcd_store.h"
 
 namespace converge::cmd {
 
@@ -26,6 +27,18 @@ int RunApiserver(const server::ControlPlaneOptions& options) {
 void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* o) {
   sub->add_option("--data-dir", o->data_dir, "Where the store and the kubeconfig live")
       ->capture_default_str();
+  sub->add_option("--store", o->store, "embedded (LMDB in DATA_DIR/store) or etcd")
+      ->check(CLI::IsMember({"embedded", "etcd"}))
+      ->capture_default_str();
+  sub->add_option_function<std::string>(
+      "--etcd-endpoints",
+      [o](const std::string& flag) {
+        auto endpoints = store::etcd::ParseEndpoints(flag);
+        if (!endpoints.ok())
+          throw CLI::ValidationError("--etcd-endpoints", endpoints.status().message());
+        o->etcd_endpoints = std::move(*endpoints);
+      },
+      "etcd client URLs, URL[,URL...] (with --store etcd); the next is used when one fails");
   sub->add_option("--listen", o->listen, "HOST:PORT to serve on (port 0 picks one)")
       ->capture_default_str();
   sub->add_option("--workers", o->workers, "Request worker threads")->capture_default_str();

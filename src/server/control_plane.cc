@@ -13,6 +13,7 @@
 #include "kubelet/log_proxy.h"
 #include "server/inprocess_transport.h"
 #include "store/embedded_store.h"
+#include "store/etcd/etcd_store.h"
 
 namespace converge::server {
 
@@ -28,12 +29,22 @@ util::Status ControlPlane::Start() {
   fs::create_directories(options_.data_dir, ec);
   if (ec) return util::Unavailable("cannot create " + options_.data_dir + ": " + ec.message());
 
-  store::EmbeddedStoreOptions so;
-  so.dir = (fs::path(options_.data_dir) / "store").string();
-  so.fsync = options_.fsync;
-  auto kv = store::OpenEmbeddedStore(so);
-  if (!kv.ok()) return kv.status().WithContext("opening the store in " + so.dir);
-  kv_ = std::move(*kv);
+  if (options_.store == "etcd") {
+    store::etcd::EtcdStoreOptions eo;
+    eo.endpoints = options_.etcd_endpoints;
+    auto kv = store::etcd::OpenEtcdStore(eo);
+    if (!kv.ok()) return kv.status().WithContext("opening the etcd store");
+    kv_ = std::move(*kv);
+  } else if (options_.store == "embedded") {
+    store::EmbeddedStoreOptions so;
+    so.dir = (fs::path(options_.data_dir) / "store").string();
+    so.fsync = options_.fsync;
+    auto kv = store::OpenEmbeddedStore(so);
+    if (!kv.ok()) return kv.status().WithContext("opening the store in " + so.dir);
+    kv_ = std::move(*kv);
+  } else {
+    return util::InvalidArgument("unknown --store \"" + options_.store + "\" (embedded or etcd)");
+  }
 
   std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
   if (options_.insecure_http && host != "127.0.0.1" && host != "localhost" && host != "[::1]" &&

@@ -23,7 +23,12 @@
 namespace converge::server {
 
 struct ControlPlaneOptions {
+  // Where the store, PKI and kubeconfig live ("store" is unused with the etcd store).
   std::string data_dir = "./data";
+  // "embedded" (LMDB in DATA_DIR/store) or "etcd" (a cluster at etcd_endpoints, shared with other
+  // API servers; store/etcd/etcd_store.h).
+  std::string store = "embedded";
+  std::vector<std::string> etcd_endpoints;
   std::string listen = "127.0.0.1:6443";
   bool fsync = true;
   int workers = 64;

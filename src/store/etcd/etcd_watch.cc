@@ -125,6 +125,7 @@ void EtcdWatchStream::ReadLoop(std::stop_token stop, std::unique_ptr<Call> call)
       if (Handle(*call, resp)) continue;
       ended = true;
     }
+    const size_t endpoint = call->endpoint;
     Close(std::move(call));
     {
       std::lock_guard lock(mu_);
@@ -133,7 +134,7 @@ void EtcdWatchStream::ReadLoop(std::stop_token stop, std::unique_ptr<Call> call)
     // The stream broke: resume on the next endpoint from where the consumer is.
     spdlog::warn("etcd watch on {}: stream ended; resuming from revision {}", request_.key,
                  next_revision_);
-    connection_->MarkFailed(connection_->current());
+    connection_->MarkFailed(endpoint);
     auto reopened = OpenWithRetry(std::chrono::steady_clock::time_point::max(), stop);
     if (!reopened.ok()) {
       std::lock_guard lock(mu_);
