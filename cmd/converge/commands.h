@@ -25,6 +25,7 @@ void RegisterServer(CLI::App& app);
 void RegisterScheduler(CLI::App& app);
 void RegisterKubelet(CLI::App& app);
 void RegisterCloudSim(CLI::App& app);
+void RegisterBench(CLI::App& app);
 
 // The exit code the last run subcommand asked for.
 int ExitCode();

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   converge::cmd::RegisterScheduler(app);
   converge::cmd::RegisterKubelet(app);
   converge::cmd::RegisterCloudSim(app);
+  converge::cmd::RegisterBench(app);
   app.parse_complete_callback([&] { spdlog::set_level(spdlog::level::from_str(log_level)); });
   CLI11_PARSE(app, argc, argv);
   return converge::cmd::ExitCode();
