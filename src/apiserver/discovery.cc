@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "api/custom_resource.h"
 #include "api/special_types.h"
 
 namespace converge::apiserver {
@@ -34,57 +35,6 @@ std::string HexPrefix(std::string_view bytes, size_t n) {
   return out;
 }
 
-// Kubernetes version priority: "v1" style versions first (GA > beta > alpha, then higher major,
-// then higher minor), then everything else in lexicographic order.
-struct KubeVersion {
-  bool kube_like = false;
-  int major = 0;
-  int stability = 0;  // 2 GA, 1 beta, 0 alpha
-  int minor = 0;
-};
-
-KubeVersion ParseKubeVersion(std::string_view v) {
-  KubeVersion k;
-  if (v.size() < 2 || v[0] != 'v' || !std::isdigit(static_cast<unsigned char>(v[1]))) return k;
-  size_t i = 1;
-  while (i < v.size() && std::isdigit(static_cast<unsigned char>(v[i]))) {
-    k.major = k.major * 10 + (v[i++] - '0');
-    if (k.major > 100000) return {};
-  }
-  if (i == v.size()) {
-    k.kube_like = true;
-    k.stability = 2;
-    return k;
-  }
-  std::string_view rest = v.substr(i);
-  if (rest.starts_with("alpha")) {
-    k.stability = 0;
-    rest.remove_prefix(5);
-  } else if (rest.starts_with("beta")) {
-    k.stability = 1;
-    rest.remove_prefix(4);
-  } else {
-    return {};
-  }
-  if (rest.empty()) return {};
-  for (char c : rest) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return {};
-    k.minor = k.minor * 10 + (c - '0');
-    if (k.minor > 100000) return {};
-  }
-  k.kube_like = true;
-  return k;
-}
-
-bool VersionBefore(const std::string& a, const std::string& b) {
-  KubeVersion ka = ParseKubeVersion(a), kb = ParseKubeVersion(b);
-  if (ka.kube_like != kb.kube_like) return ka.kube_like;
-  if (!ka.kube_like) return a < b;
-  if (ka.stability != kb.stability) return ka.stability > kb.stability;
-  if (ka.major != kb.major) return ka.major > kb.major;
-  return ka.minor > kb.minor;
-}
-
 // The versions a group serves, in priority order (the first is the preferred version).
 std::vector<std::string> GroupVersions(const Table& table, std::string_view group) {
   std::set<std::string> versions;
@@ -92,7 +42,9 @@ std::vector<std::string> GroupVersions(const Table& table, std::string_view grou
     if (r->gvr.group == group) versions.insert(r->gvr.version);
   }
   std::vector<std::string> out(versions.begin(), versions.end());
-  std::sort(out.begin(), out.end(), VersionBefore);
+  std::sort(out.begin(), out.end(), [](const std::string& x, const std::string& y) {
+    return api::KubeVersionPrecedes(x, y);
+  });
   return out;
 }
 
