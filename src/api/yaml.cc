@@ -21,12 +21,21 @@ constexpr size_t kMinNodeBudget = 100000;
 // 16 KiB document is 22 MB).
 constexpr size_t kScalarBytesPerByte = 16;
 constexpr size_t kMinScalarByteBudget = 4 << 20;
+// Nesting allowed in the converted document. yaml-cpp resolves an alias to an anchor whose node is
+// still open (`d: &d [*d]`) into a cycle, so without a bound the recursion below only stops when
+// the stack overflows. Manifests nest a few dozen levels; CRD schemas a few hundred at most.
+constexpr int kMaxDepth = 1000;
 
 class Converter {
  public:
   Converter(size_t budget, size_t byte_budget) : budget_(budget), byte_budget_(byte_budget) {}
 
-  util::StatusOr<json::value> Convert(const YAML::Node& node) {
+  util::StatusOr<json::value> Convert(const YAML::Node& node, int depth = 0) {
+    if (depth > kMaxDepth) {
+      return util::InvalidArgument(
+          "yaml: document nests more than 1000 levels deep (or an alias refers to its own "
+          "anchor)");
+    }
     if (++nodes_ > budget_) {
       return util::InvalidArgument("yaml: document expands to too many nodes (excessive aliasing)");
     }
@@ -41,7 +50,7 @@ class Converter {
         json::array arr;
         arr.reserve(node.size());
         for (const YAML::Node& item : node) {
-          auto v = Convert(item);
+          auto v = Convert(item, depth + 1);
           if (!v.ok()) return v.status();
           arr.push_back(std::move(*v));
         }
@@ -57,7 +66,7 @@ class Converter {
             return util::InvalidArgument(
                 "yaml: document expands to too many bytes (excessive aliasing)");
           }
-          auto v = Convert(kv.second);
+          auto v = Convert(kv.second, depth + 1);
           if (!v.ok()) return v.status();
           obj[kv.first.Scalar()] = std::move(*v);
         }

@@ -57,6 +57,21 @@ TEST(YamlTest, DeepNestingRejected) {
   EXPECT_FALSE(YamlToJson(doc).ok());
 }
 
+// Found by yaml_fuzz: an alias inside its own anchor's node is a cycle in yaml-cpp's node graph.
+TEST(YamlTest, SelfReferentialAliasRejected) {
+  auto v = YamlToJson("a: &a [1, 2]\nd: &d [*d, *a]\ne: [*d]\n");
+  ASSERT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("own anchor"), std::string::npos);
+  auto m = YamlToJson("m: &m {self: *m}\n");
+  ASSERT_FALSE(m.ok());
+}
+
+TEST(YamlTest, DeepButLegalNestingConverts) {
+  std::string doc(400, '[');
+  doc += std::string(400, ']');
+  EXPECT_TRUE(YamlToJson(doc).ok());
+}
+
 TEST(YamlTest, MalformedRejected) {
   EXPECT_FALSE(YamlToJson("a: [1, 2").ok());
   EXPECT_FALSE(YamlToJson("a: b: c").ok());
