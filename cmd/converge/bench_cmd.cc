@@ -26,6 +26,14 @@ void AddCommonFlags(CLI::App* sub, BenchFlags* flags) {
                   "Parent of the temporary data dirs (default: the system temp dir)");
   sub->add_option("--binary", flags->common.binary,
                   "converge binary for the servers the bench starts (default: this one)");
+  sub->add_option("--store", flags->common.store,
+                  "Store of the servers the bench starts: embedded, or etcd (a one-member etcd "
+                  "3.4 started on loopback beside each server)")
+      ->check(CLI::IsMember({"embedded", "etcd"}))
+      ->capture_default_str();
+  sub->add_option("--etcd-binary", flags->common.etcd_binary,
+                  "etcd for --store etcd and the store comparison of `api`")
+      ->capture_default_str();
 }
 
 int Finish(const BenchFlags& flags, bench::Report& report, const util::Status& status) {
@@ -78,8 +86,6 @@ void RegisterBench(CLI::App& app) {
             ->capture_default_str();
         sub->add_option("--seconds", api->seconds, "Duration of each level")->capture_default_str();
         sub->add_flag("!--no-etcd", api->etcd, "Skip the etcd 3.4 comparison");
-        sub->add_option("--etcd-binary", api->etcd_binary, "etcd to compare with")
-            ->capture_default_str();
       });
 
   auto watch = std::make_shared<bench::WatchOptions>();

@@ -71,12 +71,15 @@ util::Status RunApi(const ApiOptions& options, Report* report) {
   const auto duration =
       std::chrono::milliseconds(static_cast<int64_t>(options.seconds * 1000 + 0.5));
   report->Add("load_average_1m_at_start", LoadAverage1m());
+  report->AddString("server_store", options.common.store);
   std::vector<double> api_rates(options.clients.size());
   std::string stored_pod;  // a created pod's bytes, the value of the store workload
   {
     ServerProcess server({.binary = options.common.binary,
                           .command = "apiserver",
-                          .temp_parent = options.common.dir});
+                          .temp_parent = options.common.dir,
+                          .store = options.common.store,
+                          .etcd_binary = options.common.etcd_binary});
     if (auto s = server.Start(); !s.ok()) return s;
     spdlog::info("bench api: apiserver pid {} ready", server.pid());
     for (size_t l = 0; l < options.clients.size(); ++l) {
@@ -137,11 +140,11 @@ util::Status RunApi(const ApiOptions& options, Report* report) {
   }
   if (!options.etcd) {
     report->Note("etcd comparison skipped (--no-etcd)");
-  } else if (!fs::exists(options.etcd_binary)) {
-    report->Note("etcd comparison skipped: " + options.etcd_binary + " not installed");
+  } else if (!fs::exists(options.common.etcd_binary)) {
+    report->Note("etcd comparison skipped: " + options.common.etcd_binary + " not installed");
   } else {
     store::etcd::EtcdClusterOptions co;
-    co.binary = options.etcd_binary;
+    co.binary = options.common.etcd_binary;
     co.dir = tmpl + "/etcd";
     store::etcd::EtcdCluster etcd(co);
     if (auto s = etcd.Start(); !s.ok()) return s.WithContext("starting etcd");

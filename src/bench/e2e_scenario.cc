@@ -21,6 +21,7 @@
 #include "bench/server_process.h"
 #include "bench/stats.h"
 #include "client/api_errors.h"
+#include "store/etcd/etcd_store.h"
 
 namespace converge::bench {
 
@@ -161,6 +162,7 @@ util::StatusOr<int64_t> ReadyNodes(client::RestClient& rest) {
 
 util::Status RunE2e(const E2eOptions& options, Report* report) {
   report->Add("load_average_1m_at_start", LoadAverage1m());
+  if (options.kubeconfig.empty()) report->AddString("server_store", options.common.store);
   std::unique_ptr<ServerProcess> server;
   std::string kubeconfig = options.kubeconfig;
   pid_t pid = options.server_pid;
@@ -169,7 +171,9 @@ util::Status RunE2e(const E2eOptions& options, Report* report) {
     ServerProcessOptions so{.binary = options.common.binary,
                             .command = "server",
                             .args = {"--nodes", std::to_string(options.nodes)},
-                            .temp_parent = options.common.dir};
+                            .temp_parent = options.common.dir,
+                            .store = options.common.store,
+                            .etcd_binary = options.common.etcd_binary};
     so.args.insert(so.args.end(), options.server_args.begin(), options.server_args.end());
     server = std::make_unique<ServerProcess>(so);
     if (auto s = server->Start(); !s.ok()) return s;
@@ -279,6 +283,18 @@ util::Status RunE2e(const E2eOptions& options, Report* report) {
 
   report->Add("pods", options.pods);
   report->Add("pods_ready", tracker.ready());
+  if (server && server->etcd() != nullptr) {
+    // Where the pods are: etcd's own count of the pod keys, read past the server.
+    store::etcd::EtcdStoreOptions eo;
+    eo.endpoints = server->etcd()->endpoints();
+    auto kv = store::etcd::OpenEtcdStore(eo);
+    if (!kv.ok()) return kv.status().WithContext("reading etcd");
+    auto pods = (*kv)->Range({.key = "/registry/pods/",
+                              .range_end = store::PrefixEnd("/registry/pods/"),
+                              .count_only = true});
+    if (!pods.ok()) return pods.status().WithContext("reading etcd");
+    report->Add("etcd_pod_keys", pods->count);
+  }
   report->Add("seconds_to_all_ready", seconds);
   report->Add("pods_per_second", static_cast<double>(tracker.ready()) / seconds);
   report->Add("startup_p50_ms", tracker.startup().PercentileMs(50));

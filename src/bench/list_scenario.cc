@@ -73,7 +73,9 @@ util::Status RunList(const ListOptions& options, Report* report) {
   ServerProcess server({.binary = options.common.binary,
                         .command = "apiserver",
                         .args = {"--no-fsync"},
-                        .temp_parent = options.common.dir});
+                        .temp_parent = options.common.dir,
+                        .store = options.common.store,
+                        .etcd_binary = options.common.etcd_binary});
   if (auto s = server.Start(); !s.ok()) return s;
   {
     Progress progress("creating pods", options.pods);

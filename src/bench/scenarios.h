@@ -20,6 +20,10 @@ struct CommonOptions {
   std::string dir;
   // The converge binary for servers. Empty: the running executable.
   std::string binary;
+  // The store of the servers the bench starts: "embedded" or "etcd" (ServerProcessOptions).
+  std::string store = "embedded";
+  // etcd 3.4 for store "etcd" and for the store comparison of `api`.
+  std::string etcd_binary = "/usr/bin/etcd";
 };
 
 // api: pod creates over HTTPS by C concurrent clients (each level for `seconds`), then the store
@@ -30,7 +34,6 @@ struct ApiOptions {
   std::vector<int> clients = {1, 16, 64};
   double seconds = 10;
   bool etcd = true;  // run the etcd comparison
-  std::string etcd_binary = "/usr/bin/etcd";
 };
 util::Status RunApi(const ApiOptions& options, Report* report);
 

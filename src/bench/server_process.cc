@@ -20,6 +20,7 @@ using Clock = std::chrono::steady_clock;
 
 ServerProcess::~ServerProcess() {
   Stop();
+  etcd_.reset();
   if (owns_data_dir_ && !data_dir_.empty()) {
     std::error_code ec;
     fs::remove_all(data_dir_, ec);
@@ -44,12 +45,28 @@ util::Status ServerProcess::Start() {
       owns_data_dir_ = true;
     }
   }
+  std::vector<std::string> store_args;
+  if (options_.store == "etcd") {
+    if (!etcd_) {
+      etcd_ = std::make_unique<store::etcd::EtcdCluster>(store::etcd::EtcdClusterOptions{
+          .binary = options_.etcd_binary, .dir = data_dir_ + "/etcd"});
+      if (auto s = etcd_->Start(); !s.ok()) {
+        etcd_.reset();
+        return s.WithContext("starting etcd for the server");
+      }
+    }
+    store_args = {"--store", "etcd", "--etcd-endpoints", etcd_->EndpointsFlag()};
+  } else if (options_.store != "embedded") {
+    return util::InvalidArgument("unknown store \"" + options_.store +
+                                 "\" (want embedded or etcd)");
+  }
   std::error_code ec;
   fs::remove(kubeconfig_path(), ec);
   std::string binary =
       options_.binary.empty() ? fs::read_symlink("/proc/self/exe", ec).string() : options_.binary;
   std::vector<std::string> argv = {binary,    options_.command, "--data-dir",
                                    data_dir_, "--listen",       "127.0.0.1:0"};
+  argv.insert(argv.end(), store_args.begin(), store_args.end());
   argv.insert(argv.end(), options_.args.begin(), options_.args.end());
   std::vector<char*> cargv;
   for (std::string& a : argv) cargv.push_back(a.data());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "client/rest_client.h"
+#include "store/etcd/etcd_cluster.h"
 #include "util/status.h"
 
 namespace converge::bench {
@@ -27,6 +28,11 @@ struct ServerProcessOptions {
   std::string data_dir;
   std::string temp_parent;  // empty: the system temp dir
   std::chrono::seconds ready_timeout{300};
+  // The server's store: "embedded" (in its data dir) or "etcd": a one-member etcd 3.4 started on
+  // loopback ports before the server (data in DATA_DIR/etcd), kept across Stop/Start, stopped by
+  // its PID when the ServerProcess is destroyed.
+  std::string store = "embedded";
+  std::string etcd_binary = "/usr/bin/etcd";
 };
 
 class ServerProcess {
@@ -36,7 +42,8 @@ class ServerProcess {
   ServerProcess(const ServerProcess&) = delete;
   ServerProcess& operator=(const ServerProcess&) = delete;
 
-  // Starts the process and waits until its kubeconfig exists and GET /readyz answers 200.
+  // Starts the process (and, the first time with store "etcd", etcd: not counted in ready_after)
+  // and waits until its kubeconfig exists and GET /readyz answers 200.
   // DeadlineExceeded after ready_timeout; Unavailable when the process exits (the error names
   // the log). Starting again after Stop reuses the same data dir.
   util::Status Start();
@@ -47,6 +54,8 @@ class ServerProcess {
   // /readyz every millisecond).
   std::chrono::nanoseconds ready_after() const { return ready_after_; }
   pid_t pid() const { return pid_; }
+  // With store "etcd": the etcd the server runs on (null before Start).
+  const store::etcd::EtcdCluster* etcd() const { return etcd_.get(); }
   const std::string& data_dir() const { return data_dir_; }
   std::string kubeconfig_path() const { return data_dir_ + "/kubeconfig"; }
   std::string log_path() const { return data_dir_ + "/server.log"; }
@@ -59,6 +68,7 @@ class ServerProcess {
   bool owns_data_dir_ = false;
   pid_t pid_ = -1;
   std::chrono::nanoseconds ready_after_{0};
+  std::unique_ptr<store::etcd::EtcdCluster> etcd_;  // with store "etcd", once started
 };
 
 // A REST client for the server a kubeconfig points at (its current context).

@@ -36,8 +36,11 @@ int64_t NowNs() {
 
 util::Status RunWatch(const WatchOptions& options, Report* report) {
   report->Add("load_average_1m_at_start", LoadAverage1m());
-  ServerProcess server(
-      {.binary = options.common.binary, .command = "apiserver", .temp_parent = options.common.dir});
+  ServerProcess server({.binary = options.common.binary,
+                        .command = "apiserver",
+                        .temp_parent = options.common.dir,
+                        .store = options.common.store,
+                        .etcd_binary = options.common.etcd_binary});
   if (auto s = server.Start(); !s.ok()) return s;
   auto rc = ClientForKubeconfig(server.kubeconfig_path());
   if (!rc.ok()) return rc.status();
