@@ -94,32 +94,12 @@ util::StatusOr<WebhookClient::Reply> HttpsWebhookClient::Post(const Webhook& hoo
 // ---------------------------------------------------------------------------------------------
 // WebhookConfigSource
 
-bool WebhookConfigSource::PollLocked() const {
-  bool changed = false;
-  for (int i = 0; i < 2; ++i) {
-    if (!caches_[i]) continue;
-    std::shared_ptr<CacheWatcher>& w = watchers_[i];
-    if (w) {
-      std::vector<WatchItem> items;
-      auto r = w->Poll(&items, [] {});
-      if (r == CacheWatcher::PollResult::kPending) continue;
-      if (r == CacheWatcher::PollResult::kData) {
-        changed = true;
-        continue;
-      }
-      w->Stop();  // kEnd: the watch was terminated (overflow, relist); start over
-      w.reset();
-    }
-    auto started = caches_[i]->Watch(WatchFilter{}, WatchCache::WatchOptions{}, 1 << 12);
-    if (started.ok()) w = std::move(*started);
-    changed = true;
-  }
-  return changed;
-}
-
 std::shared_ptr<const WebhookSet> WebhookConfigSource::Current() const {
   std::lock_guard lock(mu_);
-  if (!PollLocked() && set_) return set_;
+  // Every detector is asked (each restarts its own ended watch).
+  bool changed = false;
+  for (CacheChangeDetector& c : changes_) changed = c.Changed() || changed;
+  if (!changed && set_) return set_;
   auto set = std::make_shared<WebhookSet>();
   for (int i = 0; i < 2; ++i) {
     if (!caches_[i]) continue;

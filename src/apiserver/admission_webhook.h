@@ -41,6 +41,7 @@
 
 #include "apiserver/admission.h"
 #include "apiserver/admission_review.h"
+#include "apiserver/cache_change_detector.h"
 #include "apiserver/watch_cache.h"
 #include "apiserver/webhook_config.h"
 #include "util/status.h"
@@ -89,16 +90,16 @@ class HttpsWebhookClient final : public WebhookClient {
 class WebhookConfigSource {
  public:
   WebhookConfigSource(WatchCache* mutating, WatchCache* validating)
-      : caches_{mutating, validating} {}
+      : caches_{mutating, validating},
+        changes_{CacheChangeDetector(mutating, 1 << 12), CacheChangeDetector(validating, 1 << 12)} {
+  }
   std::shared_ptr<const WebhookSet> Current() const;
 
  private:
-  bool PollLocked() const;  // whether anything changed; (re)starts ended watches
-
   WatchCache* const caches_[2];
   mutable std::mutex mu_;
-  mutable std::shared_ptr<CacheWatcher> watchers_[2];  // guarded by mu_
-  mutable std::shared_ptr<const WebhookSet> set_;      // guarded by mu_
+  mutable CacheChangeDetector changes_[2];         // guarded by mu_
+  mutable std::shared_ptr<const WebhookSet> set_;  // guarded by mu_
 };
 
 struct WebhookAdmissionOptions {

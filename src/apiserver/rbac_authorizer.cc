@@ -208,36 +208,15 @@ bool RbacPolicy::VisitRules(const UserInfo& user, std::string_view ns,
 // ---------------------------------------------------------------------------------------------
 // RbacPolicySource
 
-bool RbacPolicySource::PollLocked() const {
-  WatchCache* caches[4] = {caches_.cluster_roles, caches_.roles, caches_.cluster_role_bindings,
-                           caches_.role_bindings};
+bool RbacPolicySource::ChangedLocked() const {
   bool changed = false;
-  for (int i = 0; i < 4; ++i) {
-    if (!caches[i]) continue;
-    std::shared_ptr<CacheWatcher>& w = watchers_[i];
-    if (w) {
-      std::vector<WatchItem> items;
-      auto r = w->Poll(&items, [] {});
-      if (r == CacheWatcher::PollResult::kPending) continue;
-      if (r == CacheWatcher::PollResult::kData) {
-        changed = true;
-        continue;
-      }
-      w->Stop();  // kEnd: the watch was terminated (overflow, relist); start over
-      w.reset();
-    }
-    // Start from the current state: its synthetic ADDED events mean "changed" at the first poll;
-    // the snapshot is rebuilt from a List anyway.
-    auto started = caches[i]->Watch(WatchFilter{}, WatchCache::WatchOptions{}, 1 << 16);
-    if (started.ok()) w = std::move(*started);
-    changed = true;
-  }
+  for (CacheChangeDetector& c : changes_) changed = c.Changed() || changed;
   return changed;
 }
 
 std::shared_ptr<const RbacPolicy> RbacPolicySource::Current() const {
   std::lock_guard lock(mu_);
-  if (!PollLocked() && policy_) return policy_;
+  if (!ChangedLocked() && policy_) return policy_;
   auto docs = [](WatchCache* cache) {
     std::vector<json::object> out;
     if (!cache) return out;

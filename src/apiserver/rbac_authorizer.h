@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "apiserver/authz.h"
+#include "apiserver/cache_change_detector.h"
 #include "apiserver/watch_cache.h"
 
 namespace converge::apiserver {
@@ -93,17 +94,22 @@ class RbacPolicySource {
     WatchCache* cluster_role_bindings = nullptr;
     WatchCache* role_bindings = nullptr;
   };
-  explicit RbacPolicySource(Caches caches) : caches_(caches) {}
+  explicit RbacPolicySource(Caches caches)
+      : caches_(caches),
+        changes_{CacheChangeDetector(caches.cluster_roles, 1 << 16),
+                 CacheChangeDetector(caches.roles, 1 << 16),
+                 CacheChangeDetector(caches.cluster_role_bindings, 1 << 16),
+                 CacheChangeDetector(caches.role_bindings, 1 << 16)} {}
   std::shared_ptr<const RbacPolicy> Current() const;
 
  private:
-  // Polls the watches; (re)starts any that ended. Returns whether anything changed.
-  bool PollLocked() const;
+  // Polls every detector (all of them, so each restarts an ended watch); whether any changed.
+  bool ChangedLocked() const;
 
   const Caches caches_;
   mutable std::mutex mu_;
-  mutable std::shared_ptr<CacheWatcher> watchers_[4];  // guarded by mu_
-  mutable std::shared_ptr<const RbacPolicy> policy_;   // guarded by mu_
+  mutable CacheChangeDetector changes_[4];            // guarded by mu_
+  mutable std::shared_ptr<const RbacPolicy> policy_;  // guarded by mu_
 };
 
 class RbacAuthorizer final : public Authorizer {

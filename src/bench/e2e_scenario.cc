@@ -255,6 +255,9 @@ util::Status RunE2e(const E2eOptions& options, Report* report) {
   } stop_on_exit{stop};
 
   ProcSample cpu0 = pid > 0 ? SampleProcess(pid) : ProcSample{};
+  // With --store etcd the store's work happens in etcd's process: measured beside the server's.
+  const pid_t etcd_pid = server && server->etcd() != nullptr ? server->etcd()->pid(0) : 0;
+  ProcSample etcd0 = etcd_pid > 0 ? SampleProcess(etcd_pid) : ProcSample{};
   const Clock::time_point t0 = Clock::now();
   auto scaled = rest.Patch(kDeployments, {ns, kDeploymentName}, client::PatchType::kMerge,
                            "{\"spec\":{\"replicas\":" + std::to_string(options.pods) + "}}");
@@ -277,6 +280,7 @@ util::Status RunE2e(const E2eOptions& options, Report* report) {
   }
   const double seconds = SecondsSince(t0);
   ProcSample cpu1 = pid > 0 ? SampleProcess(pid) : ProcSample{};
+  ProcSample etcd1 = etcd_pid > 0 ? SampleProcess(etcd_pid) : ProcSample{};
   stop.request_stop();
   watch_thread.join();
   probe_thread.join();
@@ -294,6 +298,10 @@ util::Status RunE2e(const E2eOptions& options, Report* report) {
                               .count_only = true});
     if (!pods.ok()) return pods.status().WithContext("reading etcd");
     report->Add("etcd_pod_keys", pods->count);
+    if (etcd0.ok && etcd1.ok) {
+      report->Add("etcd_peak_rss_bytes", etcd1.peak_rss_bytes);
+      report->Add("etcd_cpu_seconds", etcd1.cpu_seconds - etcd0.cpu_seconds);
+    }
   }
   report->Add("seconds_to_all_ready", seconds);
   report->Add("pods_per_second", static_cast<double>(tracker.ready()) / seconds);

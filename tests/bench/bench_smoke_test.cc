@@ -136,6 +136,9 @@ TEST_F(BenchSmokeTest, E2eOnEtcd) {
   EXPECT_EQ(json::value_to<std::string>(o["server_store"]), "etcd");
   EXPECT_EQ(Number(o, "pods_ready"), 5);
   EXPECT_EQ(Number(o, "etcd_pod_keys"), 5);
+  // etcd's own process is measured beside the server's.
+  EXPECT_GT(Number(o, "etcd_peak_rss_bytes"), 1 << 20);
+  EXPECT_GE(Number(o, "etcd_cpu_seconds"), 0);
 }
 
 TEST_F(BenchSmokeTest, Startup) {
