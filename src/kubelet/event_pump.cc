@@ -4,15 +4,21 @@
 
 namespace converge::kubelet {
 
-EventPump::EventPump(client::RestClient* client, util::Clock* clock, int workers)
-    : sink_(client), clock_(clock ? clock : &util::RealClock()), workers_(std::max(1, workers)) {}
+EventPump::EventPump(client::RestClient* client, util::Clock* clock, int workers,
+                     std::function<client::RestClient*(std::string_view host)> client_for_node)
+    : client_(client),
+      client_for_node_(std::move(client_for_node)),
+      clock_(clock ? clock : &util::RealClock()),
+      workers_(std::max(1, workers)) {}
 
 client::EventRecorder* EventPump::RecorderLocked(const std::string& host) {
   auto it = recorders_.find(host);
   if (it != recorders_.end()) return it->second.get();
+  client::RestClient* c = client_for_node_ ? client_for_node_(host) : nullptr;
+  auto sink = std::make_unique<client::RestEventSink>(c != nullptr ? c : client_);
   client::EventRecorderOptions o;
   o.source = {"kubelet", host};
-  o.sink = &sink_;
+  o.sink = sink.get();
   o.clock = clock_;
   // Small aggregation caches: one recorder per node, and a node sees few distinct events.
   o.cache_size = 256;
@@ -20,6 +26,7 @@ client::EventRecorder* EventPump::RecorderLocked(const std::string& host) {
   o.retry_interval = std::chrono::seconds(1);
   auto r = std::make_unique<client::EventRecorder>(o);
   client::EventRecorder* raw = r.get();
+  sinks_.emplace(host, std::move(sink));
   recorders_.emplace(host, std::move(r));
   return raw;
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stop_token>
@@ -27,7 +28,10 @@ namespace converge::kubelet {
 
 class EventPump {
  public:
-  EventPump(client::RestClient* client, util::Clock* clock, int workers = 2);
+  // `client_for_node` (optional) picks the client that writes the events of one host (e.g. one
+  // acting as system:node:<host>); null, or a null result: `client`. Clients are not owned.
+  EventPump(client::RestClient* client, util::Clock* clock, int workers = 2,
+            std::function<client::RestClient*(std::string_view host)> client_for_node = nullptr);
   EventPump(const EventPump&) = delete;
   EventPump& operator=(const EventPump&) = delete;
 
@@ -42,7 +46,10 @@ class EventPump {
   void Worker(std::stop_token stop);
   client::EventRecorder* RecorderLocked(const std::string& host);
 
-  client::RestEventSink sink_;
+  client::RestClient* const client_;
+  const std::function<client::RestClient*(std::string_view)> client_for_node_;
+  // One sink per host (a sink is bound to its client); created with the host's recorder.
+  std::unordered_map<std::string, std::unique_ptr<client::RestEventSink>> sinks_;  // mu_
   util::Clock* const clock_;
   const int workers_;
   mutable std::mutex mu_;

@@ -31,6 +31,12 @@ NodeHeartbeats::NodeHeartbeats(NodeHeartbeatsOptions options)
   for (size_t i = 0; i < options_.nodes.size(); ++i) index_[options_.nodes[i].name] = i;
 }
 
+client::RestClient* NodeHeartbeats::ClientFor(size_t i) const {
+  if (!options_.client_for_node) return options_.client;
+  client::RestClient* c = options_.client_for_node(options_.nodes[i].name);
+  return c != nullptr ? c : options_.client;
+}
+
 NodeHeartbeats::Stats NodeHeartbeats::stats() const {
   std::lock_guard lock(mu_);
   return stats_;
@@ -202,7 +208,7 @@ bool NodeHeartbeats::Register(size_t i, std::stop_token stop) {
   WallTime now = clock_->WallNow();
   client::WriteOptions wo;
   wo.stop = stop;
-  auto created = options_.client->Create(kNodes, "", BuildNode(config, now), wo);
+  auto created = ClientFor(i)->Create(kNodes, "", BuildNode(config, now), wo);
   std::string uid;
   bool existed = false;
   WallTime transition = now;
@@ -211,7 +217,7 @@ bool NodeHeartbeats::Register(size_t i, std::stop_token stop) {
   } else if (client::IsAlreadyExists(created.status())) {
     client::GetOptions go;
     go.stop = stop;
-    auto got = options_.client->Get(kNodes, {"", config.name}, go);
+    auto got = ClientFor(i)->Get(kNodes, {"", config.name}, go);
     if (!got.ok()) {
       std::lock_guard lock(mu_);
       ++state_[i].register_failures;
@@ -266,9 +272,9 @@ bool NodeHeartbeats::RenewLease(size_t i, std::stop_token stop) {
   for (int attempt = 0; attempt < 3; ++attempt) {
     WallTime now = clock_->WallNow();
     if (rv.empty()) {
-      auto created = options_.client->Create(
-          kLeases, kLeaseNamespace, BuildLease(name, uid, "", options_.lease_duration_seconds, now),
-          wo);
+      auto created =
+          ClientFor(i)->Create(kLeases, kLeaseNamespace,
+                               BuildLease(name, uid, "", options_.lease_duration_seconds, now), wo);
       if (created.ok()) {
         rv = std::string(created->resource_version());
         last = util::Status();
@@ -276,14 +282,14 @@ bool NodeHeartbeats::RenewLease(size_t i, std::stop_token stop) {
       }
       last = created.status();
       if (!client::IsAlreadyExists(last)) break;
-      auto got = options_.client->Get(kLeases, key, go);
+      auto got = ClientFor(i)->Get(kLeases, key, go);
       if (!got.ok()) {
         last = got.status();
         break;
       }
       rv = std::string(got->resource_version());
     }
-    auto updated = options_.client->Update(
+    auto updated = ClientFor(i)->Update(
         kLeases, BuildLease(name, uid, rv, options_.lease_duration_seconds, now), wo);
     if (updated.ok()) {
       rv = std::string(updated->resource_version());
@@ -296,7 +302,7 @@ bool NodeHeartbeats::RenewLease(size_t i, std::stop_token stop) {
       continue;
     }
     if (!client::IsConflict(last)) break;
-    auto got = options_.client->Get(kLeases, key, go);
+    auto got = ClientFor(i)->Get(kLeases, key, go);
     if (!got.ok()) {
       last = got.status();
       break;
@@ -333,8 +339,8 @@ bool NodeHeartbeats::PostStatus(size_t i, std::stop_token stop) {
   client::PatchOptions po;
   po.subresource = "status";
   po.stop = stop;
-  auto r = options_.client->Patch(kNodes, {"", config.name}, client::PatchType::kStrategicMerge,
-                                  NodeStatusPatch(now, transition), po);
+  auto r = ClientFor(i)->Patch(kNodes, {"", config.name}, client::PatchType::kStrategicMerge,
+                               NodeStatusPatch(now, transition), po);
   {
     std::lock_guard lock(mu_);
     NodeState& s = state_[i];

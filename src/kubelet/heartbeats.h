@@ -41,7 +41,10 @@ namespace converge::kubelet {
 
 struct NodeHeartbeatsOptions {
   client::RestClient* client = nullptr;  // required, not owned
-  util::Clock* clock = nullptr;          // nullptr: util::RealClock()
+  // The client that writes for one node (its Node, its Lease), e.g. one acting as
+  // system:node:<name>. Null: `client` for every node. Returned clients are not owned.
+  std::function<client::RestClient*(std::string_view node)> client_for_node;
+  util::Clock* clock = nullptr;  // nullptr: util::RealClock()
   std::vector<NodeConfig> nodes;
   int lease_duration_seconds = 40;
   // Upstream: renewInterval = leaseDuration / 4 = 10 s; nodeStatusReportFrequency = 5 min.
@@ -116,6 +119,7 @@ class NodeHeartbeats {
   // The next renewal slot of node i strictly after `now`.
   WallTime NextSlot(size_t i, WallTime now) const;
   void ScheduleLocked(size_t i, WallTime at);
+  client::RestClient* ClientFor(size_t i) const;
 
   const NodeHeartbeatsOptions options_;
   util::Clock* const clock_;

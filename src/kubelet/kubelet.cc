@@ -98,10 +98,12 @@ Kubelet::Kubelet(KubeletOptions options)
   }
   StatusWriterOptions wo;
   wo.client = options_.client;
+  wo.client_for_node = options_.client_for_node;
   wo.clock = clock_;
   wo.workers = options_.status_workers;
   writer_ = std::make_unique<StatusWriter>(wo);
-  events_ = std::make_unique<EventPump>(options_.client, clock_, options_.event_workers);
+  events_ = std::make_unique<EventPump>(options_.client, clock_, options_.event_workers,
+                                        options_.client_for_node);
 }
 
 Kubelet::~Kubelet() = default;
@@ -173,6 +175,7 @@ util::Status Kubelet::Run(std::stop_token stop) {
   {
     NodeHeartbeatsOptions ho;
     ho.client = options_.client;
+    ho.client_for_node = options_.client_for_node;
     ho.clock = clock_;
     ho.nodes = configs_;
     ho.lease_duration_seconds = options_.lease_duration_seconds;
@@ -403,6 +406,7 @@ void Kubelet::Publish(const api::ObjectKey& key, PodEntry& e, MachineOutput& out
     PodWrite w;
     w.key = key;
     w.uid = spec.uid;
+    w.node = spec.node_name;
     if (fp != e.observed_fingerprint) w.status_patch = BuildStatusPatch(spec.uid, desired);
     w.delete_after = want_delete;
     writer_->Submit(std::move(w));

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -53,8 +54,15 @@
 namespace converge::kubelet {
 
 struct KubeletOptions {
-  client::RestClient* client = nullptr;  // required, not owned
-  util::Clock* clock = nullptr;          // nullptr: util::RealClock()
+  // Required, not owned. Reads (the watches of pods and nodes) go through it, and so do writes
+  // unless client_for_node is set.
+  client::RestClient* client = nullptr;
+  // The client that writes for one node — its Node, Lease, pod status and deletes, events —
+  // e.g. one acting as system:node:<name>, so that the node authorizer and NodeRestriction bound
+  // every node as they bound a kubelet of its own (the all-in-one server does this). Null, or a
+  // null result: `client`. Returned clients are not owned and must outlive Run.
+  std::function<client::RestClient*(std::string_view node)> client_for_node;
+  util::Clock* clock = nullptr;  // nullptr: util::RealClock()
 
   // Nodes <node_prefix>-<i> for i in [first_node_index, first_node_index + nodes). The index
   // also picks each node's pod CIDR (node_runtime.h), so kubelets sharing a cluster should use

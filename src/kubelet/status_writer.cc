@@ -67,12 +67,13 @@ void StatusWriter::Run(std::stop_token stop) {
 }
 
 util::Status StatusWriter::Write(const PodWrite& w, std::stop_token stop, bool* patched) {
+  client::RestClient* c = options_.client_for_node ? options_.client_for_node(w.node) : nullptr;
+  if (c == nullptr) c = options_.client;
   if (!w.status_patch.empty() && !*patched) {
     client::PatchOptions po;
     po.subresource = "status";
     po.stop = stop;
-    auto r = options_.client->Patch(kPods, w.key, client::PatchType::kStrategicMerge,
-                                    w.status_patch, po);
+    auto r = c->Patch(kPods, w.key, client::PatchType::kStrategicMerge, w.status_patch, po);
     if (!r.ok()) return r.status();
     *patched = true;
     std::lock_guard lock(mu_);
@@ -83,7 +84,7 @@ util::Status StatusWriter::Write(const PodWrite& w, std::stop_token stop, bool* 
     d.grace_period_seconds = 0;
     d.precondition_uid = w.uid;
     d.stop = stop;
-    util::Status s = options_.client->Delete(kPods, w.key, d);
+    util::Status s = c->Delete(kPods, w.key, d);
     if (!s.ok()) return s;
     std::lock_guard lock(mu_);
     ++stats_.deletes;

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <stop_token>
 #include <string>
@@ -33,13 +34,17 @@ namespace converge::kubelet {
 struct PodWrite {
   api::ObjectKey key;
   std::string uid;
+  std::string node;  // spec.nodeName: picks the client (StatusWriterOptions::client_for_node)
   std::string status_patch;   // strategic-merge patch of pods/status; "" for none
   bool delete_after = false;  // then DELETE with gracePeriodSeconds=0 and the uid precondition
 };
 
 struct StatusWriterOptions {
   client::RestClient* client = nullptr;  // required, not owned
-  util::Clock* clock = nullptr;          // nullptr: util::RealClock()
+  // The client that writes the pods of one node (e.g. one acting as system:node:<name>). Null,
+  // or a null result: `client`. Returned clients are not owned.
+  std::function<client::RestClient*(std::string_view node)> client_for_node;
+  util::Clock* clock = nullptr;  // nullptr: util::RealClock()
   int workers = 4;
   util::Clock::Duration retry_initial = std::chrono::milliseconds(100);
   util::Clock::Duration retry_max = std::chrono::seconds(10);

@@ -4,11 +4,79 @@
 
 #include <map>
 
+#include "apiserver/server.h"
+#include "apiserver/storage.h"
 #include "controllers/manager/controller_manager.h"
 #include "kubelet/kubelet.h"
 #include "scheduler/scheduler.h"
 
 namespace converge::server {
+
+namespace {
+
+namespace json = boost::json;
+
+// The identity of the simulated kubelet's shared watches (see Start).
+constexpr char kNodeSimulatorUser[] = "system:converge:node-simulator";
+constexpr char kNodeSimulatorRole[] = "system:converge:node-simulator";
+
+// Creates (or restores) the ClusterRole that lets kNodeSimulatorUser get, list and watch pods and
+// nodes, and its binding. Written through storage like the bootstrap policy (a post-start step of
+// this server, not a client's request).
+util::Status EnsureNodeSimulatorReader(apiserver::APIServer& api) {
+  static const apiserver::UserInfo system{"system:apiserver", "", {"system:masters"}, true};
+  apiserver::WriteContext ctx;
+  ctx.user = &system;
+  ctx.field_manager = "converge-server";
+  const std::string g = "rbac.authorization.k8s.io";
+  json::object labels{{"kubernetes.io/bootstrapping", "rbac-defaults"}};
+  json::object role{
+      {"apiVersion", g + "/v1"},
+      {"kind", "ClusterRole"},
+      {"metadata", json::object{{"name", kNodeSimulatorRole}, {"labels", labels}}},
+      {"rules", json::array{json::object{{"apiGroups", json::array{""}},
+                                         {"resources", json::array{"pods", "nodes"}},
+                                         {"verbs", json::array{"get", "list", "watch"}}}}}};
+  json::object binding{
+      {"apiVersion", g + "/v1"},
+      {"kind", "ClusterRoleBinding"},
+      {"metadata", json::object{{"name", kNodeSimulatorRole}, {"labels", labels}}},
+      {"roleRef",
+       json::object{{"apiGroup", g}, {"kind", "ClusterRole"}, {"name", kNodeSimulatorRole}}},
+      {"subjects",
+       json::array{json::object{{"apiGroup", g}, {"kind", "User"}, {"name", kNodeSimulatorUser}}}}};
+  struct Want {
+    apiserver::ResourceStorage* storage;
+    api::Object object;
+    std::vector<std::string> fields;  // replaced when the stored object differs
+  };
+  Want wants[] = {{api.Storage({g, "v1", "clusterroles"}), api::Object(std::move(role)), {"rules"}},
+                  {api.Storage({g, "v1", "clusterrolebindings"}),
+                   api::Object(std::move(binding)),
+                   {"roleRef", "subjects"}}};
+  for (Want& w : wants) {
+    if (w.storage == nullptr) return util::Internal("RBAC resources are not registered");
+    const std::string name(w.object.name());
+    auto created = w.storage->Create("", w.object, ctx);
+    if (created.ok()) continue;
+    if (created.error().reason != "AlreadyExists") {
+      return util::Internal("creating " + name + ": " + created.error().message);
+    }
+    auto updated = w.storage->Update(
+        "", name,
+        [&](const api::Object* current) -> apiserver::ApiOr<api::Object> {
+          if (current == nullptr) return w.object;
+          api::Object next = *current;
+          for (const std::string& f : w.fields) next.mutable_doc()[f] = w.object.doc().at(f);
+          return next;
+        },
+        ctx);
+    if (!updated.ok()) return util::Internal("updating " + name + ": " + updated.error().message);
+  }
+  return util::Status();
+}
+
+}  // namespace
 
 AllInOne::AllInOne(AllInOneOptions options) : options_(std::move(options)) {}
 
@@ -67,21 +135,34 @@ util::Status AllInOne::Start() {
     }
   });
 
-  // One kubelet per simulated node, each as system:node:<name> in system:nodes: the node
-  // authorizer and NodeRestriction bound it exactly as they bound a kubelet process (its own Node,
-  // Lease and pods only). A node costs a few threads; large simulations run `converge kubelet`.
-  if (options_.nodes > 0) spdlog::info("kubelet: starting {} simulated node(s)", options_.nodes);
-  for (int i = 0; i < options_.nodes; ++i) {
+  // One kubelet carries every simulated node: one watch of the scheduled pods and one of the
+  // nodes, one sync loop and a few writer threads, whatever N is (a kubelet per node cost ~17
+  // threads and a filtered watch each: 5,000 nodes were 85,000 threads and 5,000 watchers that
+  // every pod event was matched against). Each node still writes as system:node:<name> in
+  // system:nodes, so the node authorizer and NodeRestriction bound it exactly as they bound a
+  // kubelet process (its own Node, Lease and pods only). The shared watches read every scheduled
+  // pod and every node, which no single node may do: they run as system:converge:node-simulator,
+  // whom RBAC allows to get, list and watch pods and nodes, and nothing else.
+  if (options_.nodes > 0) {
+    CONVERGE_RETURN_IF_ERROR(EnsureNodeSimulatorReader(cp_->api()));
+    spdlog::info("kubelet: starting {} simulated node(s)", options_.nodes);
     kubelet::KubeletOptions ko;
-    ko.nodes = 1;
-    ko.first_node_index = i;
+    ko.nodes = options_.nodes;
+    ko.first_node_index = 0;
     ko.listen = "127.0.0.1:0";
-    ko.heartbeat_workers = 1;
-    ko.status_workers = 1;
-    ko.event_workers = 1;
-    clients_.push_back(cp_->InProcessClient(
-        "system:node:" + ko.node_prefix + "-" + std::to_string(i), {"system:nodes"}, "kubelet"));
+    ko.status_workers = options_.kubelet_status_workers;
+    clients_.push_back(cp_->InProcessClient(kNodeSimulatorUser, {}, "kubelet"));
     ko.client = clients_.back().get();
+    node_clients_.reserve(options_.nodes);
+    for (int i = 0; i < options_.nodes; ++i) {
+      std::string node = ko.node_prefix + "-" + std::to_string(i);
+      node_clients_.emplace(
+          node, cp_->InProcessClient("system:node:" + node, {"system:nodes"}, "kubelet"));
+    }
+    ko.client_for_node = [this](std::string_view node) -> client::RestClient* {
+      auto it = node_clients_.find(std::string(node));
+      return it == node_clients_.end() ? nullptr : it->second.get();
+    };
     kubelets_.push_back(std::make_unique<kubelet::Kubelet>(std::move(ko)));
     kubelet::Kubelet* k = kubelets_.back().get();
     components_.emplace_back([this, k] {
@@ -111,6 +192,7 @@ void AllInOne::Stop() {
   components_.clear();  // joins
   if (cp_ && cp_->faults()) cp_->faults()->SetHeartbeatControl(nullptr);
   kubelets_.clear();
+  node_clients_.clear();
   clients_.clear();
   if (cp_) cp_->Stop();
 }

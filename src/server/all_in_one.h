@@ -9,7 +9,9 @@
 
 #include <chrono>
 #include <memory>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "kubelet/kubelet.h"
@@ -20,6 +22,9 @@ namespace converge::server {
 struct AllInOneOptions {
   ControlPlaneOptions control_plane;
   int nodes = 3;
+  // Pod status writers of the simulated kubelet: each blocks on its write's durable commit, so
+  // more writers let the store group more writes into one fsync.
+  int kubelet_status_workers = 16;
   bool leader_elect = true;
   std::chrono::seconds node_monitor_grace_period{50};  // --node-monitor-grace-period
 };
@@ -38,7 +43,9 @@ class AllInOne {
   const AllInOneOptions options_;
   std::unique_ptr<ControlPlane> cp_;
   std::vector<std::unique_ptr<client::RestClient>> clients_;  // one per component identity
-  std::vector<std::unique_ptr<kubelet::Kubelet>> kubelets_;   // one per simulated node
+  // The writers of each simulated node, acting as system:node:<name>; constant while running.
+  std::unordered_map<std::string, std::unique_ptr<client::RestClient>> node_clients_;
+  std::vector<std::unique_ptr<kubelet::Kubelet>> kubelets_;  // one, carrying every node
   std::stop_source stop_;
   std::vector<std::jthread> components_;
 };
