@@ -157,6 +157,15 @@ StatusOr<std::vector<ResourceInfo>> CustomResourceInfos(const json::object& crd,
   const std::string crd_name(FindString(crd, {"metadata", "name"}));
   const std::string crd_uid(FindString(crd, {"metadata", "uid"}));
 
+  std::map<std::string, std::string> spec_replicas_paths;
+  for (const json::value& v : *versions) {
+    const json::object* version = v.if_object();
+    if (version == nullptr) continue;
+    const json::object* scale = FindObject(*version, {"subresources", "scale"});
+    spec_replicas_paths[group + "/" + std::string(Object::GetString(*version, "name"))] =
+        scale ? std::string(Object::GetString(*scale, "specReplicasPath")) : "";
+  }
+
   std::vector<ResourceInfo> out;
   for (const json::value& v : *versions) {
     const json::object* version = v.if_object();
@@ -166,6 +175,7 @@ StatusOr<std::vector<ResourceInfo>> CustomResourceInfos(const json::object& crd,
     cr->crd_name = crd_name;
     cr->crd_uid = crd_uid;
     cr->terminating = terminating;
+    cr->spec_replicas_paths = spec_replicas_paths;
     if (const json::object* schema = FindObject(*version, {"schema", "openAPIV3Schema"})) {
       auto parsed = ParseJsonSchema(json::value(*schema));
       if (!parsed.ok()) {

@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -47,6 +48,10 @@ struct CustomResourceInfo {
   boost::json::object openapi_schema;
   std::vector<CustomResourceColumn> columns;
   std::optional<CustomResourceScale> scale;
+  // Every version's specReplicasPath by group/version ("lb.converge.io/v1" -> ".spec.replicas"),
+  // "" for versions without the scale subresource: writes through /scale map the managedFields of
+  // any version onto the Scale (upstream's ResourcePathMappings for custom resources).
+  std::map<std::string, std::string> spec_replicas_paths;
   // The CRD is being deleted: new objects are refused (405), existing ones are being removed.
   bool terminating = false;
   // Owns the TypeSchemas that ResourceInfo::schema and list_schema point to.

@@ -6,6 +6,9 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <variant>
+
+#include "api/yaml.h"
 
 #include "api/special_types.h"
 
@@ -344,6 +347,9 @@ class DuplicateHandler {
   static constexpr std::size_t max_string_size = std::size_t(-1);
 
   std::vector<std::string> duplicates;
+  // With record_all: every key in document order (ScanJsonKeys).
+  bool record_all = false;
+  std::vector<JsonKey> keys;
 
   bool on_document_begin(boost::system::error_code&) { return true; }
   bool on_document_end(boost::system::error_code&) { return true; }
@@ -377,7 +383,9 @@ class DuplicateHandler {
     path_.resize(f.path_len);
     if (!path_.empty()) path_ += '.';
     path_ += key_;
-    if (!f.keys.insert(key_).second) duplicates.push_back(path_);
+    const bool duplicate = !f.keys.insert(key_).second;
+    if (duplicate) duplicates.push_back(path_);
+    if (record_all) keys.push_back({path_, duplicate});
     key_.clear();
     return true;
   }
@@ -454,6 +462,136 @@ StatusOr<std::vector<std::string>> FindDuplicateFields(std::string_view text) {
   return std::move(p.handler().duplicates);
 }
 
+StatusOr<std::vector<JsonKey>> ScanJsonKeys(std::string_view text) {
+  json::basic_parser<DuplicateHandler> p(DepthLimited());
+  p.handler().record_all = true;
+  boost::system::error_code ec;
+  p.write_some(false, text.data(), text.size(), ec);
+  if (ec) return InvalidArgument(ec.message());
+  return std::move(p.handler().keys);
+}
+
+namespace {
+
+// Whether `path` is `prefix` or lies below it ("a.b" and "a.b[0]" are below "a").
+bool AtOrBelow(std::string_view path, std::string_view prefix) {
+  if (!path.starts_with(prefix)) return false;
+  return path.size() == prefix.size() || path[prefix.size()] == '.' || path[prefix.size()] == '[';
+}
+
+bool AtOrBelowAny(std::string_view path, const std::vector<std::string>& prefixes) {
+  for (const std::string& p : prefixes) {
+    if (AtOrBelow(path, p)) return true;
+  }
+  return false;
+}
+
+// A strict path split into its steps: field names, and list indices as numbers.
+std::vector<std::variant<std::string_view, int64_t>> PathSteps(std::string_view path) {
+  std::vector<std::variant<std::string_view, int64_t>> steps;
+  size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '.') {
+      ++i;
+      continue;
+    }
+    if (path[i] == '[') {
+      const size_t close = path.find(']', i);
+      int64_t n = 0;
+      std::from_chars(path.data() + i + 1, path.data() + (close == path.npos ? path.size() : close),
+                      n);
+      steps.emplace_back(n);
+      i = close == path.npos ? path.size() : close + 1;
+      continue;
+    }
+    const size_t end = path.find_first_of(".[", i);
+    steps.emplace_back(path.substr(i, end == path.npos ? path.npos : end - i));
+    i = end == path.npos ? path.size() : end;
+  }
+  return steps;
+}
+
+}  // namespace
+
+StatusOr<std::vector<std::string>> TypedStrictProblems(std::string_view text,
+                                                       const std::vector<std::string>& unknown,
+                                                       const std::vector<std::string>& duplicates) {
+  std::vector<std::string> out;
+  std::set<std::string> reported;
+  if (unknown.empty() || duplicates.empty()) {
+    for (const std::string& p : unknown) out.push_back("unknown field \"" + p + "\"");
+    for (const std::string& p : duplicates) {
+      if (reported.insert(p).second) out.push_back("duplicate field \"" + p + "\"");
+    }
+    return out;
+  }
+  CONVERGE_ASSIGN_OR_RETURN(std::vector<JsonKey> keys, ScanJsonKeys(text));
+  const std::set<std::string_view> unknown_set(unknown.begin(), unknown.end());
+  for (const JsonKey& k : keys) {
+    if (unknown_set.contains(k.path)) {
+      if (reported.insert("u" + k.path).second) out.push_back("unknown field \"" + k.path + "\"");
+      continue;
+    }
+    // The decoder skips an unknown field's value whole.
+    if (AtOrBelowAny(k.path, unknown)) continue;
+    if (k.duplicate && reported.insert("d" + k.path).second) {
+      out.push_back("duplicate field \"" + k.path + "\"");
+    }
+  }
+  return out;
+}
+
+void SortFieldPaths(std::vector<std::string>& paths) {
+  std::stable_sort(paths.begin(), paths.end(), [](const std::string& a, const std::string& b) {
+    return PathSteps(a) < PathSteps(b);
+  });
+}
+
+StatusOr<std::vector<std::string>> JsonPatchStrictProblems(std::string_view text) {
+  CONVERGE_ASSIGN_OR_RETURN(std::vector<JsonKey> keys, ScanJsonKeys(text));
+  static const std::set<std::string_view> kOpFields = {"op", "path", "from", "value"};
+  std::vector<std::string> out;
+  std::vector<std::string> unknown;
+  std::set<std::string> reported;
+  for (const JsonKey& k : keys) {
+    // Keys of an operation ("[1].path") are struct fields; below "value" is any JSON.
+    std::vector<std::variant<std::string_view, int64_t>> steps = PathSteps(k.path);
+    const bool op_field = k.path.starts_with('[') && steps.size() == 2;
+    if (op_field && !kOpFields.contains(std::get<std::string_view>(steps[1]))) {
+      if (reported.insert("u" + k.path).second) {
+        out.push_back("json patch unknown field \"" + k.path + "\"");
+        unknown.push_back(k.path);
+      }
+      continue;
+    }
+    if (AtOrBelowAny(k.path, unknown)) continue;
+    if (k.duplicate && reported.insert("d" + k.path).second) {
+      out.push_back("json patch duplicate field \"" + k.path + "\"");
+    }
+  }
+  return out;
+}
+
+std::string StrictReport::Message() const {
+  std::string msg = "strict decoding error: ";
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (i > 0) msg += ", ";
+    msg += errors[i];
+  }
+  return msg;
+}
+
+void StrictReport::Add(std::string problem) {
+  warnings.push_back(problem);
+  errors.push_back(std::move(problem));
+}
+
+void StrictReport::AddYamlDuplicates(const std::vector<std::string>& reports) {
+  if (reports.empty()) return;
+  errors.push_back(YamlUnmarshalErrors(reports));
+  warnings.insert(warnings.end(), reports.begin(), reports.end());
+}
+
 Status CheckFieldTypes(const json::object& obj, const TypeSchema& type) {
   Walker w(/*prune=*/false);
   // The walker mutates only when pruning; a copy-free const_cast is safe here.
@@ -463,7 +601,8 @@ Status CheckFieldTypes(const json::object& obj, const TypeSchema& type) {
 }
 
 StatusOr<DecodedBody> DecodeJsonBody(std::string_view text, const TypeSchema& type,
-                                     FieldValidation mode) {
+                                     FieldValidation mode,
+                                     const std::vector<std::string>* yaml_duplicates) {
   boost::system::error_code ec;
   json::value v = json::parse(text, ec, json::storage_ptr(), DepthLimited());
   if (ec == json::error::too_deep) {
@@ -482,24 +621,25 @@ StatusOr<DecodedBody> DecodeJsonBody(std::string_view text, const TypeSchema& ty
   if (w.type_error()) return InvalidArgument(*w.type_error());
   if (mode == FieldValidation::kIgnore) return out;
 
-  std::vector<std::string> problems;
-  for (const std::string& p : w.TakeUnknown()) problems.push_back("unknown field \"" + p + "\"");
-  CONVERGE_ASSIGN_OR_RETURN(std::vector<std::string> dups, FindDuplicateFields(text));
-  std::set<std::string> seen;
-  for (const std::string& p : dups) {
-    if (seen.insert(p).second) problems.push_back("duplicate field \"" + p + "\"");
+  StrictReport report;
+  std::vector<std::string> unknown = w.TakeUnknown();
+  if (yaml_duplicates != nullptr) {
+    // Upstream decodes the JSON its YAML converter wrote: no repeated keys left, keys sorted.
+    report.AddYamlDuplicates(*yaml_duplicates);
+    SortFieldPaths(unknown);
+    for (const std::string& p : unknown) report.Add("unknown field \"" + p + "\"");
+  } else {
+    CONVERGE_ASSIGN_OR_RETURN(std::vector<std::string> dups, FindDuplicateFields(text));
+    CONVERGE_ASSIGN_OR_RETURN(std::vector<std::string> problems,
+                              TypedStrictProblems(text, unknown, dups));
+    for (std::string& p : problems) report.Add(std::move(p));
   }
-  if (problems.empty()) return out;
+  if (report.empty()) return out;
   if (mode == FieldValidation::kWarn) {
-    out.warnings = std::move(problems);
+    out.warnings = std::move(report.warnings);
     return out;
   }
-  std::string msg = "strict decoding error: ";
-  for (size_t i = 0; i < problems.size(); ++i) {
-    if (i > 0) msg += ", ";
-    msg += problems[i];
-  }
-  return InvalidArgument(std::move(msg));
+  return InvalidArgument(report.Message());
 }
 
 }  // namespace converge::api

@@ -49,6 +49,47 @@ inline std::vector<std::string> PruneUnknownFields(boost::json::object& obj,
 // InvalidArgument when `text` is not valid JSON.
 util::StatusOr<std::vector<std::string>> FindDuplicateFields(std::string_view text);
 
+// Every key of JSON `text` in document order: its strict path, and whether it repeats a key of its
+// object. InvalidArgument when `text` is not valid JSON.
+struct JsonKey {
+  std::string path;
+  bool duplicate = false;
+};
+util::StatusOr<std::vector<JsonKey>> ScanJsonKeys(std::string_view text);
+
+// The strict problems of JSON `text` decoded into a typed object, given the unknown fields
+// (FindUnknownFields) and repeated keys (FindDuplicateFields) it has, in sigs.k8s.io/json's order:
+// document order, an unknown field where it first appears (its value and its repetitions are not
+// looked at), a known field where it repeats:
+//   unknown field "spec.unknown1", duplicate field "spec.paused"
+util::StatusOr<std::vector<std::string>> TypedStrictProblems(
+    std::string_view text, const std::vector<std::string>& unknown,
+    const std::vector<std::string>& duplicates);
+
+// Orders strict paths as upstream reports the unknown fields of an object it re-encoded before
+// decoding (a patch result, a YAML body): keys sorted at every level, list items by index.
+void SortFieldPaths(std::vector<std::string>& paths);
+
+// The strict problems of a JSON patch document (upstream decodes it into []jsonPatchOp{op, path,
+// from, value}): `json patch unknown field "[0].foo"`, `json patch duplicate field "[1].path"`,
+// in document order.
+util::StatusOr<std::vector<std::string>> JsonPatchStrictProblems(std::string_view text);
+
+// What strict decoding found, in upstream's order: the parts of the Strict error, and the Warn
+// warnings. They differ only for YAML duplicate keys, which are one go-yaml error ("yaml:
+// unmarshal errors:\n  line 5: ...\n  line 9: ...") but one warning per line.
+struct StrictReport {
+  std::vector<std::string> errors;
+  std::vector<std::string> warnings;
+
+  void Add(std::string problem);
+  // The reports of YamlToJson's duplicate_keys (nothing when empty).
+  void AddYamlDuplicates(const std::vector<std::string>& reports);
+  bool empty() const { return errors.empty(); }
+  // "strict decoding error: " + errors joined by ", ".
+  std::string Message() const;
+};
+
 // The first value whose JSON type does not fit the field (document order), as the Go decoder
 // reports it; OK when every value fits. Also checks the special types' own formats (RFC 3339
 // times, durations, quantities, base64 bytes).
@@ -65,8 +106,11 @@ struct DecodedBody {
 //   a type mismatch                     -> InvalidArgument (Go's message, see above)
 //   Strict and unknown/duplicate fields -> InvalidArgument("strict decoding error: unknown
 //                                          field \"spec.foo\", duplicate field \"x\"")
-// Unknown fields are reported first, then duplicates.
-util::StatusOr<DecodedBody> DecodeJsonBody(std::string_view text, const TypeSchema& type,
-                                           FieldValidation mode);
+// in TypedStrictProblems' order. For a body that was YAML, `text` is the JSON YamlToJson made and
+// `yaml_duplicates` its duplicate-key reports: they come first (StrictReport), then the unknown
+// fields in SortFieldPaths order.
+util::StatusOr<DecodedBody> DecodeJsonBody(
+    std::string_view text, const TypeSchema& type, FieldValidation mode,
+    const std::vector<std::string>* yaml_duplicates = nullptr);
 
 }  // namespace converge::api

@@ -188,8 +188,9 @@ TEST(DecodeJsonBody, StrictRejectsUnknownAndDuplicateFields) {
                             Deployment(), FieldValidation::kStrict);
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), util::Code::kInvalidArgument);
+  // sigs.k8s.io/json reports in document order: the repeated replicas come before foo.
   EXPECT_EQ(got.status().message(),
-            "strict decoding error: unknown field \"spec.foo\", duplicate field \"spec.replicas\"");
+            "strict decoding error: duplicate field \"spec.replicas\", unknown field \"spec.foo\"");
 }
 
 TEST(DecodeJsonBody, WarnListsProblemsAndPrunes) {
@@ -197,7 +198,7 @@ TEST(DecodeJsonBody, WarnListsProblemsAndPrunes) {
                             Deployment(), FieldValidation::kWarn);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   EXPECT_THAT(got->warnings,
-              ElementsAre("unknown field \"spec.foo\"", "duplicate field \"spec.replicas\""));
+              ElementsAre("duplicate field \"spec.replicas\"", "unknown field \"spec.foo\""));
   EXPECT_EQ(json::value(got->object),
             json::parse(R"({"kind":"Deployment","spec":{"replicas":2}})"));
 }
@@ -234,6 +235,80 @@ TEST(ParseFieldValidation, UpstreamValues) {
   EXPECT_EQ(bad.status().message(),
             "Unsupported value: \"strict\": supported values: \"\", \"Ignore\", \"Strict\", "
             "\"Warn\"");
+}
+
+TEST(DecodeJsonBody, AnUnknownFieldGivenTwiceIsReportedOnceAndItsValueNotLookedInto) {
+  auto got = DecodeJsonBody(R"({"kind":"Deployment","spec":{"foo":{"a":1,"a":2},"foo":1,
+    "replicas":1,"replicas":2},"metadata":{"labels":{"x":"1","x":"2"}}})",
+                            Deployment(), FieldValidation::kWarn);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_THAT(got->warnings,
+              ElementsAre("unknown field \"spec.foo\"", "duplicate field \"spec.replicas\"",
+                          "duplicate field \"metadata.labels.x\""));
+}
+
+TEST(DecodeJsonBody, YamlBodiesReportGoYamlLinesThenSortedUnknownFields) {
+  const std::vector<std::string> yaml = {"line 4: key \"replicas\" already set in map"};
+  auto got = DecodeJsonBody(R"({"kind":"Deployment","spec":{"zzz":1,"replicas":2,"aaa":1}})",
+                            Deployment(), FieldValidation::kStrict, &yaml);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().message(),
+            "strict decoding error: yaml: unmarshal errors:\n"
+            "  line 4: key \"replicas\" already set in map, unknown field \"spec.aaa\", "
+            "unknown field \"spec.zzz\"");
+  got = DecodeJsonBody(R"({"kind":"Deployment","spec":{"zzz":1,"replicas":2,"aaa":1}})",
+                       Deployment(), FieldValidation::kWarn, &yaml);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_THAT(got->warnings,
+              ElementsAre("line 4: key \"replicas\" already set in map",
+                          "unknown field \"spec.aaa\"", "unknown field \"spec.zzz\""));
+}
+
+TEST(TypedStrictProblems, DocumentOrderWithoutDuplicatesBelowUnknownFields) {
+  const std::string text =
+      R"({"a":{"x":1,"x":2},"b":1,"b":2,"c":[{"d":1,"d":1,"e":{"f":1,"f":1}}],"a":3})";
+  auto got = TypedStrictProblems(text, {"a", "c[0].e"}, {"a.x", "b", "c[0].d", "c[0].e.f", "a"});
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_THAT(*got, ElementsAre("unknown field \"a\"", "duplicate field \"b\"",
+                                "duplicate field \"c[0].d\"", "unknown field \"c[0].e\""));
+}
+
+TEST(SortFieldPaths, KeysSortedPerLevelAndIndicesNumerically) {
+  std::vector<std::string> paths = {"spec.unknownDupe",
+                                    "spec.unknown1",
+                                    "metadata.x",
+                                    "spec.template.spec.containers[10].a",
+                                    "spec.template.spec.containers[2].b",
+                                    "spec.a-b",
+                                    "spec.a.c"};
+  SortFieldPaths(paths);
+  EXPECT_THAT(
+      paths,
+      ElementsAre("metadata.x", "spec.a.c", "spec.a-b", "spec.template.spec.containers[2].b",
+                  "spec.template.spec.containers[10].a", "spec.unknown1", "spec.unknownDupe"));
+}
+
+TEST(JsonPatchStrictProblems, OperationFieldsAndValues) {
+  auto got = JsonPatchStrictProblems(R"([
+    {"op":"add","path":"/a","value":"v","foo":"bar","foo":"baz"},
+    {"op":"add","path":"/b","path":"/c","value":{"k":1,"k":2}},
+    {"op":"remove","path":"/d","Op":"x"}])");
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_THAT(*got, ElementsAre("json patch unknown field \"[0].foo\"",
+                                "json patch duplicate field \"[1].path\"",
+                                "json patch duplicate field \"[1].value.k\"",
+                                "json patch unknown field \"[2].Op\""));
+}
+
+TEST(StrictReport, YamlDuplicatesAreOneErrorButOneWarningEach) {
+  StrictReport r;
+  r.AddYamlDuplicates({"line 2: key \"a\" already set in map", "line 3: key 1 already set in map"});
+  r.Add("unknown field \"b\"");
+  EXPECT_EQ(r.Message(),
+            "strict decoding error: yaml: unmarshal errors:\n  line 2: key \"a\" already set in "
+            "map\n  line 3: key 1 already set in map, unknown field \"b\"");
+  EXPECT_THAT(r.warnings, ElementsAre("line 2: key \"a\" already set in map",
+                                      "line 3: key 1 already set in map", "unknown field \"b\""));
 }
 
 }  // namespace

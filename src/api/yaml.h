@@ -10,13 +10,29 @@
 
 #include <boost/json.hpp>
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "util/status.h"
 
 namespace converge::api {
 
-// Converts the first YAML document of `text`. An empty document converts to null.
-util::StatusOr<boost::json::value> YamlToJson(std::string_view text);
+// Converts the first YAML document of `text`. An empty document converts to null. A key given
+// twice in one mapping keeps its last value; with `duplicate_keys`, each repetition is also
+// reported as go-yaml v2's strict decoder words it, in its order (a duplicate's own value first):
+//   line 12: key "paused" already set in map
+// (the line of the repeated key's value, 1-based; non-string keys unquoted: `key 1 already...`).
+util::StatusOr<boost::json::value> YamlToJson(std::string_view text,
+                                              std::vector<std::string>* duplicate_keys = nullptr);
+
+// The same reports for a JSON document read as YAML (upstream reads apply-patch bodies, which
+// kubectl sends as JSON, with its YAML decoder), without the cost of the YAML parser.
+// InvalidArgument when `text` is not valid JSON.
+util::StatusOr<std::vector<std::string>> JsonDuplicateKeysAsYaml(std::string_view text);
+
+// go-yaml v2's TypeError text for those reports: "yaml: unmarshal errors:\n  line 5: ...\n  line 9:
+// ...".
+std::string YamlUnmarshalErrors(const std::vector<std::string>& errors);
 
 }  // namespace converge::api

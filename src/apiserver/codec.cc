@@ -1,6 +1,7 @@
 #include "apiserver/codec.h"
 
 #include <algorithm>
+#include <set>
 
 #include "api/protobuf.h"
 #include "api/yaml.h"
@@ -45,9 +46,10 @@ std::string MediaType(std::string_view content_type) {
   return Lower(Trim(content_type.substr(0, content_type.find(';'))));
 }
 
-ApiOr<json::value> DecodeJsonOrYaml(std::string_view body, bool yaml) {
+ApiOr<json::value> DecodeJsonOrYaml(std::string_view body, bool yaml,
+                                    std::vector<std::string>* yaml_duplicates) {
   if (!yaml) return ParseJson(body);
-  auto v = api::YamlToJson(body);
+  auto v = api::YamlToJson(body, yaml_duplicates);
   if (!v.ok()) return BadRequest("error decoding YAML: " + v.status().message());
   return std::move(*v);
 }
@@ -59,6 +61,26 @@ ApiOr<api::FieldValidation> QueryFieldValidation(const Request& req) {
                    {{"FieldValueNotSupported", mode.status().message(), "fieldValidation"}});
   }
   return *mode;
+}
+
+void BodyDuplicates::AddTo(api::StrictReport& report) const {
+  std::set<std::string_view> seen;
+  for (const std::string& p : json_paths) {
+    if (seen.insert(p).second) report.Add("duplicate field \"" + p + "\"");
+  }
+  report.AddYamlDuplicates(yaml_reports);
+}
+
+std::optional<ApiError> ApplyStrictReport(const api::StrictReport& report,
+                                          api::FieldValidation mode,
+                                          std::vector<std::string>* warnings,
+                                          std::string_view prefix) {
+  if (report.empty() || mode == api::FieldValidation::kIgnore) return std::nullopt;
+  if (mode == api::FieldValidation::kWarn) {
+    if (warnings) warnings->insert(warnings->end(), report.warnings.begin(), report.warnings.end());
+    return std::nullopt;
+  }
+  return BadRequest(std::string(prefix) + report.Message());
 }
 
 void AddWarnings(Response& resp, const std::vector<std::string>& warnings) {
@@ -73,15 +95,20 @@ void AddWarnings(Response& resp, const std::vector<std::string>& warnings) {
 }
 
 ApiOr<api::Object> DecodeObject(const Request& req, const api::TypeSchema* schema,
-                                std::vector<std::string>* warnings) {
+                                std::vector<std::string>* warnings, BodyDuplicates* duplicates) {
   std::string type = MediaType(req.Header("content-type"));
   if (req.body.empty()) return BadRequest("the request body is empty");
+  auto mode = QueryFieldValidation(req);
+  if (!mode.ok()) return mode.error();
+  const bool strict = *mode != api::FieldValidation::kIgnore;
   std::string yaml_as_json;
   std::string_view json_text;
+  std::optional<std::vector<std::string>> yaml_duplicates;
   if (type.empty() || type == "application/json" || type == "*/*") {
     json_text = req.body;
   } else if (type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml") {
-    auto v = DecodeJsonOrYaml(req.body, true);
+    yaml_duplicates.emplace();
+    auto v = DecodeJsonOrYaml(req.body, true, strict ? &*yaml_duplicates : nullptr);
     if (!v.ok()) return v.error();
     yaml_as_json = json::serialize(*v);
     json_text = yaml_as_json;
@@ -96,9 +123,8 @@ ApiOr<api::Object> DecodeObject(const Request& req, const api::TypeSchema* schem
         "application/vnd.kubernetes.protobuf");
   }
   if (schema) {
-    auto mode = QueryFieldValidation(req);
-    if (!mode.ok()) return mode.error();
-    auto decoded = api::DecodeJsonBody(json_text, *schema, *mode);
+    auto decoded = api::DecodeJsonBody(json_text, *schema, *mode,
+                                       yaml_duplicates ? &*yaml_duplicates : nullptr);
     if (!decoded.ok()) return BadRequest(decoded.status().message());
     if (warnings) {
       for (auto& w : decoded->warnings) warnings->push_back(std::move(w));
@@ -108,6 +134,13 @@ ApiOr<api::Object> DecodeObject(const Request& req, const api::TypeSchema* schem
   auto v = ParseJson(json_text);
   if (!v.ok()) return v.error();
   if (!v->is_object()) return BadRequest("the request body must be a JSON object");
+  if (duplicates != nullptr && strict) {
+    if (yaml_duplicates) {
+      duplicates->yaml_reports = std::move(*yaml_duplicates);
+    } else if (auto dups = api::FindDuplicateFields(json_text); dups.ok()) {
+      duplicates->json_paths = std::move(*dups);
+    }
+  }
   return api::Object(std::move(v->get_object()));
 }
 

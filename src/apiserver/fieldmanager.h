@@ -23,8 +23,8 @@
 //  - UpdateManagedFields after the object to store is final for a create, update (PUT) or
 //    non-apply PATCH, i.e. after decoding, defaulting and the strategy's PrepareFor*: upstream
 //    defaults at decode time, so the writer owns the defaults it stored. For /status pass
-//    subresource "status"; for /scale pass the parent objects (old and new Deployment) with
-//    subresource "scale".
+//    subresource "status". Writes through /scale are managed on the autoscaling/v1 Scale (with
+//    subresource "scale") and mapped onto the parent's entries: see scale_managed_fields.h.
 //  - ServerSideApply inside the read-modify-write of an apply PATCH, on the current object (null
 //    when absent: apply creates); then default, run PrepareFor*, CheckObjectName, validate and
 //    store the result as for any update. Defaults added after the apply are owned by nobody.

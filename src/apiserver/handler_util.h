@@ -60,13 +60,14 @@ std::shared_ptr<const TablePrinter> PrinterForResource(const api::ResourceInfo& 
 
 // --- Custom resources (handlers_custom.cc) ---
 // Prunes a decoded custom resource as upstream's decoder does: fields its schema (and ObjectMeta)
-// lack are dropped. Under fieldValidation=Strict they are a 400, `<Kind> in version "v1" cannot
-// be handled as a <Kind>: strict decoding error: unknown field "spec.x"` (with `wrap` false, for
-// patches, only the part from "strict decoding error"); under Warn they become `warnings`.
-// Duplicate keys of a JSON body count too when `wrap` (create and update bodies).
+// lack are dropped. `report` holds what strict decoding found before (the body's or the patch's
+// repeated keys); the unknown fields follow it (ObjectMeta's, then the schema's, sorted). Under
+// fieldValidation=Strict that is a 400, `<Kind> in version "v1" cannot be handled as a <Kind>:
+// strict decoding error: duplicate field "x", unknown field "spec.x"` (with `wrap` false, for
+// patches, only the part from "strict decoding error"); under Warn it becomes `warnings`.
 std::optional<ApiError> PruneCustomResourceBody(const Request& req, const api::ResourceInfo& info,
-                                                api::Object& obj, bool wrap,
-                                                std::vector<std::string>* warnings);
+                                                api::Object& obj, api::StrictReport report,
+                                                bool wrap, std::vector<std::string>* warnings);
 // Custom resources are stored in the storage version and served in the requested one: the
 // versions differ only in apiVersion (conversion strategy None).
 bool NeedsVersionConversion(const api::ResourceInfo& info, std::string_view json);
@@ -74,11 +75,6 @@ void ConvertToServedVersion(const api::ResourceInfo& info, api::Object& obj);
 // The object's JSON as `info`'s version serves it (the cached bytes when nothing changes).
 std::shared_ptr<const std::string> ServedJson(const api::ResourceInfo& info,
                                               const CachedObject& obj);
-
-// Runs a read-modify-write of a resource's scale subresource: `change` maps the current
-// autoscaling/v1 Scale to the desired one; spec.replicas is written back to the parent.
-Response UpdateScale(RequestContext& ctx,
-                     const std::function<ApiOr<api::Object>(api::Object scale)>& change);
 
 // Checks a decoded body's apiVersion/kind against the endpoint and fills them when absent.
 std::optional<ApiError> CheckKind(api::Object& obj, const api::GroupVersionKind& want);

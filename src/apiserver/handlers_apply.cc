@@ -2,11 +2,14 @@
 // applyPatcher). The body is the applier's whole intent for the fields it manages; the field
 // manager (fieldmanager.h) merges it into the live object inside the storage's read-modify-write,
 // so a concurrent write makes it re-apply to the newer object. Apply creates a missing object.
+// Apply to /scale applies an autoscaling/v1 Scale (never creates).
 //
 // Answers, as upstream:
 //   201 created / 200 applied (also when nothing changed: no new resourceVersion then);
 //   422 PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: ... (no manager);
 //   400 error decoding YAML / Incorrect version specified in apply patch / name mismatch;
+//   400 error strict decoding YAML: ... key "x" already set in map (fieldValidation=Strict; Warn
+//       answers them as warnings);
 //   409 Conflict with FieldManagerConflict causes unless ?force=true;
 //   500 (reason Unknown) failed to create typed patch object ... (unknown fields, bad list keys).
 #include <optional>
@@ -45,26 +48,43 @@ ApiError TypedPatchError(const api::Object& applied, const std::string& detail) 
 }
 
 // The body is YAML, but kubectl sends JSON (a subset of YAML 1.2 that means the same): parse
-// that directly, which is several times faster than the YAML parser.
-util::StatusOr<json::value> DecodeApplyBody(std::string_view body) {
+// that directly, which is several times faster than the YAML parser. With `duplicates`, repeated
+// keys are reported as go-yaml's strict decoder reports them.
+util::StatusOr<json::value> DecodeApplyBody(std::string_view body,
+                                            std::vector<std::string>* duplicates) {
   const size_t first = body.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && body[first] == '{') {
     boost::system::error_code ec;
     json::value v = json::parse(body, ec);
-    if (!ec) return v;
+    if (!ec) {
+      if (duplicates != nullptr) {
+        auto dups = api::JsonDuplicateKeysAsYaml(body);
+        if (dups.ok()) *duplicates = std::move(*dups);
+      }
+      return v;
+    }
   }
-  return api::YamlToJson(body);
+  return api::YamlToJson(body, duplicates);
 }
 
 }  // namespace
 
 Response APIServer::HandleApply(RequestContext& ctx) {
   const std::string& sub = ctx.ri.subresource;
-  if (!sub.empty() && sub != "status") {
-    // TODO(#3): apply to /scale (upstream maps the Scale's fields onto the workload's).
+  if (!sub.empty() && sub != "status" && sub != "scale") {
     return ErrorResponse(
         MethodNotAllowed("the server does not allow this method on the requested resource"));
   }
+  // /scale applies an autoscaling/v1 Scale (upstream's scale subresource has its own field
+  // manager; handlers_subresource.cc maps its managedFields onto the workload's).
+  const bool scale = sub == "scale";
+  const api::SubresourceInfo* scale_info = scale ? ctx.info.Subresource("scale") : nullptr;
+  if (scale && scale_info == nullptr) {
+    return ErrorResponse(NotFoundPath());
+  }
+  const api::GroupVersionKind gvk = scale ? scale_info->response_kind : ctx.info.Gvk();
+  const api::TypeSchema* schema = scale ? scale_info->schema : ctx.info.schema;
+
   auto manager = QueryFieldManager(ctx.req, "PatchOptions", /*is_apply=*/true);
   if (!manager.ok()) return ErrorResponse(manager.error());
   auto force = QueryBool(ctx.req, "force", false);
@@ -74,7 +94,9 @@ Response APIServer::HandleApply(RequestContext& ctx) {
   auto validation = QueryFieldValidation(ctx.req);
   if (!validation.ok()) return ErrorResponse(validation.error());
 
-  auto body = DecodeApplyBody(ctx.req.body);
+  std::vector<std::string> duplicates;
+  auto body = DecodeApplyBody(ctx.req.body,
+                              *validation != api::FieldValidation::kIgnore ? &duplicates : nullptr);
   if (!body.ok()) {
     return ErrorResponse(BadRequest("error decoding YAML: " + body.status().message()));
   }
@@ -85,17 +107,16 @@ Response APIServer::HandleApply(RequestContext& ctx) {
                                     " into Go value of type map[string]interface {}"));
   }
   const api::Object applied(std::move(body->get_object()));
-  const std::string api_version = ctx.info.Gvk().ApiVersion();
+  const std::string api_version = gvk.ApiVersion();
   if (applied.api_version() != api_version) {
     return ErrorResponse(
         BadRequest("Incorrect version specified in apply patch. Specified patch version: " +
                    std::string(applied.api_version()) + ", expected: " + api_version));
   }
-  if (applied.kind() != ctx.info.kind) {
+  if (applied.kind() != gvk.kind) {
     return ErrorResponse(
         TypedPatchError(applied, "no corresponding type for " + GvkString(applied)));
   }
-  const api::TypeSchema* schema = ctx.info.schema;
   if (schema != nullptr) {
     // Types (custom resources' too: their schema is converted to one) are strict whatever
     // fieldValidation says: an undeclared field cannot be owned.
@@ -105,6 +126,36 @@ Response APIServer::HandleApply(RequestContext& ctx) {
       return ErrorResponse(
           TypedPatchError(applied, "." + unknown.front() + ": field not declared in schema"));
     }
+  }
+  // Upstream's applyPatcher checks the body with the strict YAML decoder once the apply has
+  // succeeded: repeated keys are a 400 under Strict and warnings under Warn.
+  std::vector<std::string> warnings;
+  auto check_duplicates = [&]() -> std::optional<ApiError> {
+    warnings.clear();
+    if (duplicates.empty()) return std::nullopt;
+    if (*validation == api::FieldValidation::kStrict) {
+      return BadRequest("error strict decoding YAML: error converting YAML to JSON: " +
+                        api::YamlUnmarshalErrors(duplicates));
+    }
+    warnings = duplicates;
+    return std::nullopt;
+  };
+  // A resourceVersion in the configuration is a precondition; otherwise the apply re-runs on
+  // whatever is current.
+  const bool pins = !applied.resource_version().empty();
+
+  if (scale) {
+    return UpdateScale(
+        ctx, ScaleWrite::kApply,
+        [&](api::Object live, const ManagedFieldsContext& mctx) -> ApiOr<api::Object> {
+          if (!pins) live.mutable_metadata().erase("resourceVersion");
+          auto merged = ServerSideApply(schema, &live, applied, mctx, *force);
+          if (!merged.ok()) return merged.error();
+          if (auto err = CheckObjectName(*merged, ctx.ri.name, ctx.ns)) return *err;
+          if (auto err = check_duplicates()) return *err;
+          return merged;
+        },
+        warnings);
   }
 
   WriteContext w;
@@ -122,9 +173,6 @@ Response APIServer::HandleApply(RequestContext& ctx) {
   mctx.api_version = api_version;
   mctx.now = options_.clock->WallNow();
   mctx.reset_fields = DefaultResetFields(ctx.info.Subresource("status") != nullptr, sub);
-  // A resourceVersion in the configuration is a precondition; otherwise the apply re-runs on
-  // whatever is current.
-  const bool pins = !applied.resource_version().empty();
 
   auto result = ctx.storage.Update(
       ctx.ns, ctx.ri.name,
@@ -137,11 +185,14 @@ Response APIServer::HandleApply(RequestContext& ctx) {
         auto merged = ServerSideApply(schema, live ? &*live : nullptr, applied, mctx, *force);
         if (!merged.ok()) return merged.error();
         if (auto err = CheckObjectName(*merged, ctx.ri.name, ctx.ns)) return *err;
+        if (auto err = check_duplicates()) return *err;
         return merged;
       },
       w, /*allow_create=*/sub.empty());
   if (!result.ok()) return ErrorResponse(result.error());
-  return ObjectResponse(result->created ? 201 : 200, ctx.req, ctx.info, *result->object);
+  Response resp = ObjectResponse(result->created ? 201 : 200, ctx.req, ctx.info, *result->object);
+  AddWarnings(resp, warnings);
+  return resp;
 }
 
 }  // namespace converge::apiserver

@@ -3,9 +3,11 @@
 // the recorded times are exact.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -221,6 +223,203 @@ TEST_F(ApplyHandlerTest, ScaleIsRecordedUnderItsSubresource) {
   EXPECT_EQ(
       r.body.at("message").as_string(),
       R"(Apply failed with 1 conflict: conflict with "kubectl" with subresource "scale" using apps/v1: .spec.replicas)");
+}
+
+// Who owns spec.replicas, as upstream's TestScaleAllResources asserts it.
+std::vector<std::string> ReplicasOwners(const json::value& obj) {
+  std::vector<std::string> owners;
+  const json::value* mf = obj.at("metadata").as_object().if_contains("managedFields");
+  if (mf == nullptr) return owners;
+  for (const json::value& e : mf->as_array()) {
+    const json::value* spec = e.at("fieldsV1").as_object().if_contains("f:spec");
+    if (spec != nullptr && spec->as_object().contains("f:replicas")) {
+      owners.emplace_back(e.at("manager").as_string());
+    }
+  }
+  std::sort(owners.begin(), owners.end());
+  return owners;
+}
+
+constexpr char kScaleBody[] =
+    R"({"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":"test","namespace":"default"},"spec":{"replicas":%d}})";
+
+std::string ScaleBody(int replicas) {
+  std::string s = kScaleBody;
+  s.replace(s.find("%d"), 2, std::to_string(replicas));
+  return s;
+}
+
+class ScaleApplyTest : public ApplyHandlerTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::string Collection() const { return "/apis/apps/v1/namespaces/default/" + GetParam(); }
+  std::string Workload(int replicas) const {
+    const std::string kind = GetParam() == "deployments" ? "Deployment" : "ReplicaSet";
+    return R"({"apiVersion":"apps/v1","kind":")" + kind +
+           R"(","metadata":{"name":"test"},"spec":{"replicas":)" + std::to_string(replicas) +
+           R"(,"selector":{"matchLabels":{"app":"nginx"}},"template":{"metadata":{"labels":)"
+           R"({"app":"nginx"}},"spec":{"containers":[{"name":"nginx","image":"nginx:latest"}]}}}})";
+  }
+  json::value Get() { return Do("GET", Collection() + "/test").body; }
+};
+
+// Upstream's TestScaleAllResources step by step: apply, scale, conflicts both ways, forced
+// takeovers, replace and co-ownership through /scale.
+TEST_P(ScaleApplyTest, OwnershipMovesBetweenTheWorkloadAndItsScale) {
+  const std::string obj = Collection() + "/test";
+  ASSERT_EQ(Apply(obj + "?fieldManager=apply_test", Workload(1)).code, 201);
+  EXPECT_EQ(ReplicasOwners(Get()), std::vector<std::string>{"apply_test"});
+
+  clock_.Step(std::chrono::seconds(10));
+  Reply r = Do("PATCH", obj + "/scale?fieldManager=scale_test", R"({"spec":{"replicas":5}})",
+               "application/merge-patch+json");
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(r.body.at("kind"), "Scale");
+  EXPECT_EQ(r.body.at("metadata").as_object().if_contains("managedFields"), nullptr);
+  json::value now = Get();
+  EXPECT_EQ(now.at("spec").at("replicas"), 5);
+  EXPECT_EQ(ReplicasOwners(now), std::vector<std::string>{"scale_test"});
+  // The scaler's entry: Update in the parent's version under subresource scale, without a time
+  // (upstream's ScaleHandler takes entry times from the parent, which had none for it).
+  const json::object* scaler = Entry(now, "scale_test");
+  ASSERT_NE(scaler, nullptr);
+  EXPECT_EQ(json::serialize(*scaler),
+            R"({"manager":"scale_test","operation":"Update","apiVersion":"apps/v1",)"
+            R"("fieldsType":"FieldsV1","fieldsV1":{"f:spec":{"f:replicas":{}}},)"
+            R"("subresource":"scale"})");
+
+  r = Apply(obj + "?fieldManager=apply_test", Workload(1));
+  ASSERT_EQ(r.code, 409) << r.body;
+  EXPECT_EQ(
+      r.body.at("message").as_string(),
+      R"(Apply failed with 1 conflict: conflict with "scale_test" with subresource "scale" using apps/v1: .spec.replicas)");
+  ASSERT_EQ(Apply(obj + "?fieldManager=apply_test&force=true", Workload(1)).code, 200);
+  EXPECT_EQ(ReplicasOwners(Get()), std::vector<std::string>{"apply_test"});
+
+  // Apply of a Scale with another count conflicts with the workload's applier.
+  r = Apply(obj + "/scale?fieldManager=apply_scale", ScaleBody(17));
+  ASSERT_EQ(r.code, 409) << r.body;
+  EXPECT_EQ(r.body.at("reason"), "Conflict");
+  EXPECT_EQ(r.body.at("message").as_string(),
+            R"(Apply failed with 1 conflict: conflict with "apply_test": .spec.replicas)");
+  EXPECT_EQ(r.body.at("details").at("causes").at(0).at("reason"), "FieldManagerConflict");
+  EXPECT_EQ(r.body.at("details").at("causes").at(0).at("field"), ".spec.replicas");
+  EXPECT_EQ(Get().at("spec").at("replicas"), 1);
+  r = Apply(obj + "/scale?fieldManager=apply_scale&force=true", ScaleBody(17));
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(r.body.at("kind"), "Scale");
+  EXPECT_EQ(r.body.at("spec").at("replicas"), 17);
+  now = Get();
+  EXPECT_EQ(now.at("spec").at("replicas"), 17);
+  EXPECT_EQ(ReplicasOwners(now), std::vector<std::string>{"apply_scale"});
+  const json::object* applier = Entry(now, "apply_scale", "Apply");
+  ASSERT_NE(applier, nullptr);
+  EXPECT_EQ(applier->at("subresource"), "scale");
+  EXPECT_EQ(applier->at("apiVersion"), "apps/v1");
+  // The workload's applier keeps the rest of what it applied.
+  EXPECT_NE(Fields(Entry(now, "apply_test", "Apply")).find("f:template"), std::string::npos);
+
+  // Replace through /scale, then an apply of the same count: both own it.
+  r = Do("PUT", obj + "/scale?fieldManager=replace_test", ScaleBody(7));
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(ReplicasOwners(Get()), std::vector<std::string>{"replace_test"});
+  r = Apply(obj + "/scale?fieldManager=co_owning_test", ScaleBody(7));
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(ReplicasOwners(Get()), (std::vector<std::string>{"co_owning_test", "replace_test"}));
+
+  // Scaling again makes the scaler the only owner.
+  r = Do("PATCH", obj + "/scale?fieldManager=scale_test", R"({"spec":{"replicas":5}})",
+         "application/merge-patch+json");
+  ASSERT_EQ(r.code, 200) << r.body;
+  now = Get();
+  EXPECT_EQ(now.at("spec").at("replicas"), 5);
+  EXPECT_EQ(ReplicasOwners(now), std::vector<std::string>{"scale_test"});
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, ScaleApplyTest,
+                         ::testing::Values("deployments", "replicasets"));
+
+TEST_F(ApplyHandlerTest, ScaleStatusOnlyPatchChangesNothing) {
+  // Upstream's TestScaleUpdateOnlyStatus.
+  const std::string obj = std::string(kDeployments) + "/test";
+  ASSERT_EQ(Apply(obj + "?fieldManager=apply_test",
+                  R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"test"},
+                      "spec":{"replicas":1,"selector":{"matchLabels":{"app":"nginx"}},
+                      "template":{"metadata":{"labels":{"app":"nginx"}},
+                      "spec":{"containers":[{"name":"nginx","image":"nginx"}]}}}})")
+                .code,
+            201);
+  Reply r = Do("PATCH", obj + "/scale?fieldManager=scale_test", R"({"status":{"replicas":42}})",
+               "application/merge-patch+json");
+  ASSERT_EQ(r.code, 200) << r.body;
+  json::value now = Do("GET", obj).body;
+  EXPECT_EQ(now.at("spec").at("replicas"), 1);
+  EXPECT_EQ(ReplicasOwners(now), std::vector<std::string>{"apply_test"});
+}
+
+TEST_F(ApplyHandlerTest, ScaleApplyErrors) {
+  const std::string obj = std::string(kDeployments) + "/test";
+  // No workload: 404, nothing created.
+  Reply r = Apply(obj + "/scale?fieldManager=m", ScaleBody(2));
+  EXPECT_EQ(r.code, 404) << r.body;
+  EXPECT_EQ(r.body.at("message"), R"(deployments.apps "test" not found)");
+  ASSERT_EQ(Apply(obj + "?fieldManager=m",
+                  R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"test"},
+                      "spec":{"selector":{"matchLabels":{"app":"nginx"}},
+                      "template":{"metadata":{"labels":{"app":"nginx"}},
+                      "spec":{"containers":[{"name":"nginx","image":"nginx"}]}}}})")
+                .code,
+            201);
+  // The workload's own kind is not what /scale applies.
+  r = Apply(obj + "/scale?fieldManager=m",
+            R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"test"}})");
+  EXPECT_EQ(r.code, 400) << r.body;
+  EXPECT_EQ(r.body.at("message"),
+            "Incorrect version specified in apply patch. Specified patch version: apps/v1, "
+            "expected: autoscaling/v1");
+  r = Apply(obj + "/scale?fieldManager=m",
+            R"({"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"test"},
+                "spec":{"replicas":2,"foo":1}})");
+  EXPECT_EQ(r.code, 500) << r.body;
+  EXPECT_EQ(r.body.at("message"),
+            "failed to create typed patch object (/test; autoscaling/v1, Kind=Scale): "
+            ".spec.foo: field not declared in schema");
+  r = Apply(obj + "/scale?fieldManager=m",
+            R"({"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"other"}})");
+  EXPECT_EQ(r.code, 400) << r.body;
+  EXPECT_EQ(r.body.at("message"),
+            "the name of the object (other) does not match the name on the URL (test)");
+  r = Apply(obj + "/scale", ScaleBody(2));
+  EXPECT_EQ(r.code, 422) << r.body;
+  // Nobody owns the workload's replicas (the apply above left them to the default), so the
+  // Scale's field manager first records its current fields as "before-first-apply" (upstream's
+  // skipNonApplied), and changing the count conflicts with that.
+  r = Apply(obj + "/scale?fieldManager=m", ScaleBody(2));
+  EXPECT_EQ(r.code, 409) << r.body;
+  EXPECT_EQ(r.body.at("message"),
+            R"(Apply failed with 1 conflict: conflict with "before-first-apply" with )"
+            R"(subresource "scale" using autoscaling/v1: .spec.replicas)");
+  r = Apply(obj + "/scale?fieldManager=m&force=true",
+            R"({"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"test"},
+                "spec":{"replicas":-1}})");
+  EXPECT_EQ(r.code, 422) << r.body;
+  EXPECT_EQ(r.body.at("message"),
+            R"(Scale.autoscaling "test" is invalid: spec.replicas: Invalid value: -1: must be )"
+            "greater than or equal to 0");
+  // A uid that is not the workload's is a failed precondition.
+  r = Do("PUT", obj + "/scale",
+         R"({"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"test","uid":"nope"},
+             "spec":{"replicas":3}})");
+  EXPECT_EQ(r.code, 409) << r.body;
+  const std::string uid(Do("GET", obj).body.at("metadata").at("uid").as_string());
+  EXPECT_EQ(r.body.at("message").as_string(),
+            R"(Operation cannot be fulfilled on deployments/scale.apps "test": Precondition )"
+            "failed: UID in precondition: nope, UID in object meta: " +
+                uid);
+  // dryRun: answered, not stored.
+  r = Apply(obj + "/scale?fieldManager=m&dryRun=All&force=true", ScaleBody(9));
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(r.body.at("spec").at("replicas"), 9);
+  EXPECT_EQ(Do("GET", obj).body.at("spec").at("replicas"), 1);
 }
 
 TEST_F(ApplyHandlerTest, DryRunCreatesNothing) {

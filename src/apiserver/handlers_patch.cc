@@ -87,17 +87,52 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
   if (!patch.ok()) return ErrorResponse(PatchError(patch.status()));
   auto validation = QueryFieldValidation(ctx.req);
   if (!validation.ok()) return ErrorResponse(validation.error());
+  // What strict decoding finds in the patch itself (upstream decodes it before applying it); the
+  // unknown fields of the patched object follow.
+  api::StrictReport patch_report;
+  if (*validation != api::FieldValidation::kIgnore) {
+    if (type == PatchType::kJson) {
+      auto problems = api::JsonPatchStrictProblems(ctx.req.body);
+      if (problems.ok()) {
+        for (std::string& p : *problems) patch_report.Add(std::move(p));
+      }
+    } else {
+      BodyDuplicates duplicates;
+      if (auto dups = api::FindDuplicateFields(ctx.req.body); dups.ok()) {
+        duplicates.json_paths = std::move(*dups);
+      }
+      duplicates.AddTo(patch_report);
+    }
+  }
   std::vector<std::string> warnings;
   const bool pins = PatchPinsResourceVersion(type, *patch);
+  // A typed result: unknown fields are reported (Strict: 400, Warn: warnings) and never stored.
+  auto check_typed = [&](api::Object& obj, const api::TypeSchema& schema) {
+    std::vector<std::string> unknown = api::PruneUnknownFields(obj.mutable_doc(), schema);
+    api::SortFieldPaths(unknown);
+    api::StrictReport report = patch_report;
+    for (const std::string& u : unknown) report.Add("unknown field \"" + u + "\"");
+    warnings.clear();
+    return ApplyStrictReport(report, *validation, &warnings);
+  };
 
   if (sub == "scale") {
-    return UpdateScale(ctx, [&](api::Object scale) -> ApiOr<api::Object> {
-      if (!pins) scale.mutable_metadata().erase("resourceVersion");
-      auto patched = ApplyPatch(type, json::value(scale.doc()), *patch, nullptr);
-      if (!patched.ok()) return PatchError(patched.status());
-      if (!patched->is_object()) return BadRequest("the patched Scale is not an object");
-      return api::Object(std::move(patched->get_object()));
-    });
+    const api::SubresourceInfo* scale_info = ctx.info.Subresource("scale");
+    const api::TypeSchema* scale_schema = scale_info ? scale_info->schema : nullptr;
+    return UpdateScale(
+        ctx, ScaleWrite::kUpdate,
+        [&](api::Object scale, const ManagedFieldsContext&) -> ApiOr<api::Object> {
+          if (!pins) scale.mutable_metadata().erase("resourceVersion");
+          auto patched = ApplyPatch(type, json::value(scale.doc()), *patch, scale_schema);
+          if (!patched.ok()) return PatchError(patched.status());
+          if (!patched->is_object()) return BadRequest("the patched Scale is not an object");
+          api::Object obj(std::move(patched->get_object()));
+          if (scale_schema != nullptr) {
+            if (auto err = check_typed(obj, *scale_schema)) return *err;
+          }
+          return obj;
+        },
+        warnings);
   }
 
   auto dry = QueryDryRun(ctx.req);
@@ -125,25 +160,15 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
         api::Object obj(std::move(patched->get_object()));
         if (ctx.info.crd) {
           warnings.clear();
-          if (auto err =
-                  PruneCustomResourceBody(ctx.req, ctx.info, obj, /*wrap=*/false, &warnings)) {
+          if (auto err = PruneCustomResourceBody(ctx.req, ctx.info, obj, patch_report,
+                                                 /*wrap=*/false, &warnings)) {
             return *err;
           }
         } else if (schema) {
-          // Unknown fields the patch introduced: rejected (Strict), reported (Warn), and never
-          // stored.
-          std::vector<std::string> unknown = api::PruneUnknownFields(obj.mutable_doc(), *schema);
-          if (!unknown.empty() && *validation == api::FieldValidation::kStrict) {
-            std::string msg = "strict decoding error: ";
-            for (size_t i = 0; i < unknown.size(); ++i) {
-              msg += (i ? ", unknown field \"" : "unknown field \"") + unknown[i] + "\"";
-            }
-            return BadRequest(msg);
-          }
+          if (auto err = check_typed(obj, *schema)) return *err;
+        } else {
           warnings.clear();
-          if (*validation == api::FieldValidation::kWarn) {
-            for (const auto& u : unknown) warnings.push_back("unknown field \"" + u + "\"");
-          }
+          if (auto err = ApplyStrictReport(patch_report, *validation, &warnings)) return *err;
         }
         if (obj.api_version() != api::Object::GetString(original.get_object(), "apiVersion") ||
             obj.kind() != current->kind()) {

@@ -95,11 +95,16 @@ Response APIServer::HandleCreate(RequestContext& ctx) {
   std::vector<std::string> warnings;
   // Custom resources are decoded as plain JSON: their schema prunes them and a mistyped value is
   // a 422 from validation, not a decoding error.
-  auto obj = DecodeObject(ctx.req, ctx.info.crd ? nullptr : ctx.info.schema, &warnings);
+  BodyDuplicates duplicates;
+  auto obj =
+      DecodeObject(ctx.req, ctx.info.crd ? nullptr : ctx.info.schema, &warnings, &duplicates);
   if (!obj.ok()) return ErrorResponse(DecodeError(ctx.info, obj.error()));
   if (auto err = CheckKind(*obj, ctx.info.Gvk())) return ErrorResponse(*err);
   if (ctx.info.crd) {
-    if (auto err = PruneCustomResourceBody(ctx.req, ctx.info, *obj, /*wrap=*/true, &warnings)) {
+    api::StrictReport report;
+    duplicates.AddTo(report);
+    if (auto err = PruneCustomResourceBody(ctx.req, ctx.info, *obj, std::move(report),
+                                           /*wrap=*/true, &warnings)) {
       return ErrorResponse(*err);
     }
   }
@@ -125,11 +130,16 @@ Response APIServer::HandleUpdate(RequestContext& ctx) {
   auto wctx = MakeWriteContext(ctx);
   if (!wctx.ok()) return ErrorResponse(wctx.error());
   std::vector<std::string> warnings;
-  auto body = DecodeObject(ctx.req, ctx.info.crd ? nullptr : ctx.info.schema, &warnings);
+  BodyDuplicates duplicates;
+  auto body =
+      DecodeObject(ctx.req, ctx.info.crd ? nullptr : ctx.info.schema, &warnings, &duplicates);
   if (!body.ok()) return ErrorResponse(DecodeError(ctx.info, body.error()));
   if (auto err = CheckKind(*body, ctx.info.Gvk())) return ErrorResponse(*err);
   if (ctx.info.crd) {
-    if (auto err = PruneCustomResourceBody(ctx.req, ctx.info, *body, /*wrap=*/true, &warnings)) {
+    api::StrictReport report;
+    duplicates.AddTo(report);
+    if (auto err = PruneCustomResourceBody(ctx.req, ctx.info, *body, std::move(report),
+                                           /*wrap=*/true, &warnings)) {
       return ErrorResponse(*err);
     }
   }

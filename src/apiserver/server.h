@@ -28,6 +28,7 @@
 #include "apiserver/crd_controller.h"
 #include "apiserver/discovery.h"
 #include "apiserver/errors.h"
+#include "apiserver/fieldmanager.h"
 #include "apiserver/handler_util.h"
 #include "apiserver/openapi.h"
 #include "apiserver/rbac_authorizer.h"
@@ -161,6 +162,18 @@ class APIServer : public CustomResourceHost {
   Response HandleDeleteCollection(RequestContext& ctx);
   // Subresources (handlers_subresource.cc).
   Response HandleScale(RequestContext& ctx);
+  // A write through /scale (upstream's scaleUpdatedObjectInfo): `change` receives the current
+  // autoscaling/v1 Scale, carrying as managedFields the parent's owners of its replicas field
+  // (ScaleManagedFieldsFromParent), and returns the desired Scale. kUpdate (PUT, patches) records
+  // the change on the Scale as an Update; kApply (apply patches) means `change` ran
+  // ServerSideApply with the context it is given. The Scale is validated, a uid in it must be the
+  // parent's, its spec.replicas goes to the parent and its managedFields back onto the parent's.
+  // Answers with the new Scale and `warnings`.
+  enum class ScaleWrite { kUpdate, kApply };
+  using ScaleChange =
+      std::function<ApiOr<api::Object>(api::Object scale, const ManagedFieldsContext& mctx)>;
+  Response UpdateScale(RequestContext& ctx, ScaleWrite kind, const ScaleChange& change,
+                       const std::vector<std::string>& warnings = {});
   Response HandleBinding(RequestContext& ctx);
   Response HandleLog(RequestContext& ctx);
   Response HandleFinalize(RequestContext& ctx);

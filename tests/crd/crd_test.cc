@@ -290,6 +290,77 @@ TEST_F(CrdTest, ScaleSubresource) {
   EXPECT_EQ(scale["spec"].as_object()["replicas"], 3);
 }
 
+// Server-side apply of a Scale to a custom resource's /scale: the CRD's specReplicasPath is the
+// Scale's spec.replicas, owned through the scale subresource.
+TEST_F(CrdTest, ApplyToTheScaleSubresource) {
+  ASSERT_EQ(
+      K({"apply", "--server-side", "-f", "-"}, LoadBalancer("sa", "  port: 80\n  replicas: 2\n"))
+          .exit_code,
+      0);
+  std::unique_ptr<TestClient> client = server_->Client();
+  const std::string scale = "/apis/lb.converge.io/v1/namespaces/" + ns_ + "/loadbalancers/sa/scale";
+  const std::string body = R"({"apiVersion":"autoscaling/v1","kind":"Scale",)"
+                           R"("metadata":{"name":"sa"},"spec":{"replicas":4}})";
+  HttpResponse r =
+      client->Patch(scale + "?fieldManager=autoscaler", body, "application/apply-patch+yaml");
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_EQ(r.Json().at("message"),
+            R"(Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas)");
+  r = client->Patch(scale + "?fieldManager=autoscaler&force=true", body,
+                    "application/apply-patch+yaml");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json().at("spec").at("replicas"), 4);
+  EXPECT_EQ(JsonPath("loadbalancer/sa", "{.spec.replicas}"), "4");
+  EXPECT_EQ(JsonPath("loadbalancer/sa",
+                     "{range .metadata.managedFields[?(@.manager==\"autoscaler\")]}"
+                     "{.operation}/{.subresource}/{.apiVersion}/{.fieldsV1}{end}"),
+            R"(Apply/scale/lb.converge.io/v1/{"f:spec":{"f:replicas":{}}})");
+  // kubectl's own apply of the object now conflicts with the autoscaler.
+  CommandResult conflict =
+      K({"apply", "--server-side", "-f", "-"}, LoadBalancer("sa", "  port: 80\n  replicas: 2\n"));
+  EXPECT_EQ(conflict.exit_code, 1);
+  EXPECT_NE(conflict.err.find("conflict with \"autoscaler\" with subresource \"scale\": "
+                              ".spec.replicas"),
+            std::string::npos)
+      << conflict.err;
+}
+
+// Repeated keys of custom resource bodies and patches: repeated keys first, then the unknown
+// fields (upstream's order for custom resources), under each fieldValidation.
+TEST_F(CrdTest, DuplicateFieldsUnderEachFieldValidation) {
+  TempDir dir;
+  const std::string file = dir.path() + "/lb.json";
+  {
+    std::ofstream f(file);
+    f << R"({"apiVersion":"lb.converge.io/v1","kind":"LoadBalancer","metadata":{"name":"dup"},)"
+      << R"("spec":{"bogus":1,"port":80,"port":81,"zones":["a"],"bogus":2}})";
+  }
+  const std::string collection = "/apis/lb.converge.io/v1/namespaces/" + ns_ + "/loadbalancers";
+  CommandResult r =
+      kubectl_->Run({"create", "--raw", collection + "?fieldValidation=Strict", "-f", file});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "Error from server (BadRequest): LoadBalancer in version \"v1\" cannot be handled as "
+            "a LoadBalancer: strict decoding error: duplicate field \"spec.port\", duplicate field "
+            "\"spec.bogus\", unknown field \"spec.bogus\"\n");
+  EXPECT_NE(K({"get", "loadbalancer", "dup"}).exit_code, 0);
+  r = kubectl_->Run({"create", "--raw", collection, "-f", file});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "Warning: duplicate field \"spec.port\"\nWarning: duplicate field \"spec.bogus\"\n"
+            "Warning: unknown field \"spec.bogus\"\n");
+  EXPECT_EQ(JsonPath("loadbalancer/dup", "{.spec.port}"), "81");
+
+  // kubectl patch (no fieldValidation: Warn).
+  r = K({"patch", "loadbalancer", "dup", "--type=merge", "-p",
+         R"({"spec":{"zzz":1,"port":82,"port":83,"aaa":1}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "Warning: duplicate field \"spec.port\"\nWarning: unknown field \"spec.aaa\"\n"
+            "Warning: unknown field \"spec.zzz\"\n");
+  EXPECT_EQ(JsonPath("loadbalancer/dup", "{.spec.port}"), "83");
+}
+
 TEST_F(CrdTest, ServerSideApplyAndEdit) {
   CommandResult r =
       K({"apply", "--server-side", "-f", "-"}, LoadBalancer("ssa", "  port: 80\n  zones: [a]\n"));

@@ -318,6 +318,67 @@ TEST_F(KubectlTest, PatchLabelAnnotate) {
   EXPECT_EQ(K({"get", "deploy", "-l", "team=blue", "-o", "name"}).out, "deployment.apps/web2\n");
 }
 
+// Repeated keys under fieldValidation (kubectl sends Strict from manifests, but reads them into
+// objects first, so only --raw bodies and patches reach the server with them).
+TEST_F(KubectlTest, DuplicateFieldsUnderEachFieldValidation) {
+  TempDir dir;
+  const std::string file = dir.path() + "/cm.json";
+  {
+    std::ofstream f(file);
+    f << R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"},)"
+      << R"("data":{"a":"1","a":"2"}})";
+  }
+  const std::string collection = "/api/v1/namespaces/" + ns_ + "/configmaps";
+  CommandResult r =
+      K({"create", "--raw", collection + "?fieldValidation=Strict", "-f", file}, false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err,
+            "Error from server (BadRequest): ConfigMap in version \"v1\" cannot be handled as a "
+            "ConfigMap: strict decoding error: duplicate field \"data.a\"\n");
+  EXPECT_EQ(K({"get", "configmap", "dup"}).exit_code, 1);
+
+  r = K({"create", "--raw", collection + "?fieldValidation=Warn", "-f", file}, false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "Warning: duplicate field \"data.a\"\n");
+  EXPECT_EQ(K({"get", "configmap", "dup", "-o", "jsonpath={.data.a}"}).out, "2");
+
+  r = K({"replace", "--raw", collection + "/dup?fieldValidation=Strict", "-f", file}, false);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("strict decoding error: duplicate field \"data.a\""), std::string::npos)
+      << r.err;
+  r = K({"replace", "--raw", collection + "/dup?fieldValidation=Ignore", "-f", file}, false);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+
+  // kubectl patch sends no fieldValidation: the server's default (Warn) answers with warnings.
+  ASSERT_EQ(K({"create", "deployment", "web", "--image=nginx:1.27"}).exit_code, 0);
+  r = K({"patch", "deployment", "web", "--type=merge", "-p",
+         R"({"spec":{"replicas":2,"replicas":3,"bogus":1}})"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "deployment.apps/web patched\n");
+  EXPECT_EQ(r.err,
+            "Warning: duplicate field \"spec.replicas\"\nWarning: unknown field \"spec.bogus\"\n");
+  EXPECT_EQ(K({"get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"}).out, "3");
+  // (kubectl re-encodes a JSON patch, so its repeated "value" arrives once.)
+  r = K({"patch", "deployment", "web", "--type=json", "-p",
+         R"([{"op":"replace","path":"/spec/replicas","value":4,"value":5,"extra":1}])"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "Warning: json patch unknown field \"[0].extra\"\n");
+  EXPECT_EQ(K({"get", "deployment", "web", "-o", "jsonpath={.spec.replicas}"}).out, "5");
+
+  // A YAML body (not something kubectl sends): go-yaml's wording, with lines.
+  std::unique_ptr<testing::TestClient> client = server_->Client();
+  testing::HttpResponse resp = client->Do(
+      "POST", collection + "?fieldValidation=Strict",
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: yaml\n  name: yaml2\ndata:\n  b: x\n",
+      {{"Content-Type", "application/yaml"}});
+  EXPECT_EQ(resp.status, 400) << resp.body;
+  EXPECT_EQ(resp.Json().at("message"),
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: "
+            "yaml: unmarshal errors:\n  line 5: key \"name\" already set in map");
+  EXPECT_EQ(K({"get", "configmap", "yaml2"}).exit_code, 1);
+}
+
 TEST_F(KubectlTest, EditThroughEditorScript) {
   ASSERT_EQ(K({"create", "configmap", "ed", "--from-literal=k=before"}).exit_code, 0);
   TempDir dir;

@@ -173,6 +173,94 @@ TEST_F(ServerSideApplyTest, ScaleThenApplyConflictsWithTheScaleSubresource) {
   EXPECT_EQ(JsonPath("deployment/web", "{.spec.replicas}"), "4");
 }
 
+constexpr char kScaleManifest[] =
+    "apiVersion: autoscaling/v1\nkind: Scale\nmetadata:\n  name: web\nspec:\n  replicas: 5\n";
+
+// Server-side apply of an autoscaling/v1 Scale to deployments/web/scale (what client-go's
+// ApplyScale sends): the Scale's spec.replicas is the Deployment's, owned by whoever applied or
+// wrote it, with conflicts both ways.
+TEST_F(ServerSideApplyTest, ApplyToTheScaleSubresource) {
+  ASSERT_EQ(K({"apply", "--server-side", "-f", "-"}, Deployment(2)).exit_code, 0);
+  std::unique_ptr<testing::TestClient> client = server_->Client();
+  const std::string scale = "/apis/apps/v1/namespaces/" + ns_ + "/deployments/web/scale";
+  const std::string body = R"({"apiVersion":"autoscaling/v1","kind":"Scale",)"
+                           R"("metadata":{"name":"web"},"spec":{"replicas":5}})";
+  testing::HttpResponse r =
+      client->Patch(scale + "?fieldManager=autoscaler", body, "application/apply-patch+yaml");
+  EXPECT_EQ(r.status, 409) << r.body;
+  EXPECT_EQ(r.Json().at("message"),
+            R"(Apply failed with 1 conflict: conflict with "kubectl": .spec.replicas)");
+  EXPECT_EQ(JsonPath("deployment/web", "{.spec.replicas}"), "2");
+
+  r = client->Patch(scale + "?fieldManager=autoscaler&force=true", body,
+                    "application/apply-patch+yaml");
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(r.Json().at("kind"), "Scale");
+  EXPECT_EQ(r.Json().at("spec").at("replicas"), 5);
+  EXPECT_EQ(JsonPath("deployment/web", "{.spec.replicas}"), "5");
+  EXPECT_EQ(JsonPath("deployment/web",
+                     "{range .metadata.managedFields[?(@.manager==\"autoscaler\")]}"
+                     "{.operation}/{.subresource}/{.apiVersion}/{.fieldsV1}{end}"),
+            R"(Apply/scale/apps/v1/{"f:spec":{"f:replicas":{}}})");
+
+  // The Deployment's applier now conflicts with the Scale's, as kubectl prints it.
+  CommandResult conflict = K({"apply", "--server-side", "-f", "-"}, Deployment(2));
+  EXPECT_EQ(conflict.exit_code, 1);
+  EXPECT_EQ(conflict.err.rfind("error: Apply failed with 1 conflict: conflict with \"autoscaler\" "
+                               "with subresource \"scale\": .spec.replicas\n",
+                               0),
+            0u)
+      << conflict.err;
+  ASSERT_EQ(K({"apply", "--server-side", "--force-conflicts", "-f", "-"}, Deployment(3)).exit_code,
+            0);
+  EXPECT_EQ(JsonPath("deployment/web", "{.spec.replicas}"), "3");
+
+  // kubectl 1.32's apply --subresource=scale cannot send a Scale: kubectl finds no resource for
+  // the kind (on any cluster); with the Deployment's manifest the server refuses the version.
+  CommandResult scale_file =
+      K({"apply", "--server-side", "--subresource=scale", "--validate=false", "-f", "-"},
+        kScaleManifest);
+  EXPECT_EQ(scale_file.exit_code, 1);
+  EXPECT_NE(scale_file.err.find("no matches for kind \"Scale\" in version \"autoscaling/v1\""),
+            std::string::npos)
+      << scale_file.err;
+  CommandResult workload_file =
+      K({"apply", "--server-side", "--subresource=scale", "-f", "-"}, Deployment(4));
+  EXPECT_EQ(workload_file.exit_code, 1);
+  EXPECT_EQ(workload_file.err,
+            "Error from server (BadRequest): Incorrect version specified in apply patch. "
+            "Specified patch version: apps/v1, expected: autoscaling/v1\n");
+  EXPECT_EQ(JsonPath("deployment/web", "{.spec.replicas}"), "3");
+}
+
+// Repeated keys in apply bodies: kubectl resolves them while reading a manifest (the last wins),
+// so only other clients send them; the server answers as upstream's strict YAML decoder.
+TEST_F(ServerSideApplyTest, DuplicateKeysInApplyBodies) {
+  const std::string manifest =
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\n"
+      "data:\n  a: \"1\"\n  a: \"2\"\n";
+  CommandResult r = K({"apply", "--server-side", "-f", "-"}, manifest);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(JsonPath("configmap/cfg", "{.data.a}"), "2");
+
+  std::unique_ptr<testing::TestClient> client = server_->Client();
+  const std::string target = "/api/v1/namespaces/" + ns_ + "/configmaps/cfg?fieldManager=m";
+  testing::HttpResponse resp =
+      client->Patch(target + "&fieldValidation=Strict", manifest, "application/apply-patch+yaml");
+  EXPECT_EQ(resp.status, 400) << resp.body;
+  EXPECT_EQ(resp.Json().at("reason"), "BadRequest");
+  EXPECT_EQ(resp.Json().at("message"),
+            "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n"
+            "  line 7: key \"a\" already set in map");
+  resp = client->Patch(target, manifest, "application/apply-patch+yaml");
+  ASSERT_EQ(resp.status, 200) << resp.body;
+  EXPECT_EQ(resp.headers["warning"], R"(299 - "line 7: key \"a\" already set in map")");
+  resp =
+      client->Patch(target + "&fieldValidation=Ignore", manifest, "application/apply-patch+yaml");
+  ASSERT_EQ(resp.status, 200) << resp.body;
+  EXPECT_EQ(resp.headers.count("warning"), 0u);
+}
+
 TEST_F(ServerSideApplyTest, ClientSideApplyMigratesToServerSide) {
   CommandResult csa = K({"apply", "-f", "-"}, Deployment(2));
   ASSERT_EQ(csa.exit_code, 0) << csa.err;
