@@ -211,8 +211,6 @@ class JsonAsYamlScanner {
   std::vector<std::string> TakeErrors() { return std::move(errors_); }
 
  private:
-  // Callers pass what boost::json::parse accepted (32 levels by default); a bound regardless.
-  static constexpr int kMaxDepth = 1000;
 
   void SkipSpace() {
     while (pos_ < text_.size()) {
