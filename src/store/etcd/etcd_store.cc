@@ -291,6 +291,9 @@ class EtcdStore final : public KV {
   }
 
   util::StatusOr<CompactResponse> Compact(Revision revision) override {
+    // At or below the compact revision is "compacted", as on the embedded store. etcd answers
+    // so itself once it has compacted, but accepts revision 0 before its first compaction.
+    if (revision <= connection_->compact()) return CompactedError(connection_->compact());
     pb::CompactionRequest r;
     r.set_revision(ToEtcdRevision(revision));
     // Not physical: the compaction takes effect for reads and watches at once either way, and
@@ -361,6 +364,8 @@ util::Status EtcdStore::Init() {
         return r.status().WithContext("reading etcd's compact revision");
       }
     }
+    // Revision 1 readable: compacted at 1 or never, which no read tells apart (and a compaction
+    // at 1 removes nothing); reported as never.
     connection_->RaiseCompact(lo > 1 ? lo : 0);
   }
   return util::Status();
