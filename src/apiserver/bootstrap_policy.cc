@@ -3,6 +3,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
 
 #include "api/embedded_data.h"
 #include "api/labels.h"
@@ -17,6 +20,8 @@ namespace {
 
 constexpr char kRbacGroupVersion[] = "rbac.authorization.k8s.io/v1";
 constexpr char kAutoupdate[] = "rbac.authorization.kubernetes.io/autoupdate";
+// Concurrent writers of the bootstrap objects: enough for the group commit to batch them.
+constexpr int kReconcileThreads = 16;
 
 api::Object MakeObject(std::string_view kind, const json::object& entry) {
   json::object doc;
@@ -170,12 +175,32 @@ util::Status ReconcileBootstrapPolicy(APIServer& server) {
   if (!cluster_roles || !cluster_role_bindings || !roles || !role_bindings) {
     return util::Internal("RBAC resources are not registered");
   }
-  for (const auto& o : p.cluster_roles) CONVERGE_RETURN_IF_ERROR(Reconcile(cluster_roles, o));
-  for (const auto& o : p.cluster_role_bindings) {
-    CONVERGE_RETURN_IF_ERROR(Reconcile(cluster_role_bindings, o));
+  // The objects are independent: reconcile them concurrently, so that the store's group commit
+  // makes a few durable commits of the ~120 writes of a first start instead of one each (that
+  // was most of an empty server's time to /readyz).
+  std::vector<std::pair<ResourceStorage*, const api::Object*>> work;
+  for (const auto& o : p.cluster_roles) work.emplace_back(cluster_roles, &o);
+  for (const auto& o : p.cluster_role_bindings) work.emplace_back(cluster_role_bindings, &o);
+  for (const auto& o : p.roles) work.emplace_back(roles, &o);
+  for (const auto& o : p.role_bindings) work.emplace_back(role_bindings, &o);
+  {
+    std::atomic<size_t> next{0};
+    std::mutex mu;
+    util::Status first_error;  // guarded by mu
+    auto worker = [&] {
+      for (size_t i = next++; i < work.size(); i = next++) {
+        util::Status s = Reconcile(work[i].first, *work[i].second);
+        if (s.ok()) continue;
+        std::lock_guard lock(mu);
+        if (first_error.ok()) first_error = std::move(s);
+      }
+    };
+    std::vector<std::jthread> threads;
+    for (int t = 1; t < kReconcileThreads; ++t) threads.emplace_back(worker);
+    worker();
+    threads.clear();  // joins
+    CONVERGE_RETURN_IF_ERROR(first_error);
   }
-  for (const auto& o : p.roles) CONVERGE_RETURN_IF_ERROR(Reconcile(roles, o));
-  for (const auto& o : p.role_bindings) CONVERGE_RETURN_IF_ERROR(Reconcile(role_bindings, o));
 
   // Aggregation: write each aggregated ClusterRole's effective rules (from the stored roles).
   ListOptions all;

@@ -73,6 +73,14 @@ TEST_F(PkiTest, CreatesChainedCertificatesWithPrivateKeys) {
     ASSERT_EQ(stat((dir_ / key).c_str(), &st), 0) << key;
     EXPECT_EQ(st.st_mode & 0777, 0600u) << key;
   }
+  // Written as a group through temporary files: every file is in place, no temporary is left.
+  for (const char* file : {"ca.crt", "ca.key", "apiserver.crt", "apiserver.key", "admin.crt",
+                           "admin.key", "sa.pub", "sa.key"}) {
+    EXPECT_TRUE(fs::exists(dir_ / file)) << file;
+  }
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_NE(entry.path().extension(), ".tmp") << entry.path();
+  }
 }
 
 TEST_F(PkiTest, ReloadKeepsTheCaAndReissuesServingForNewNames) {

@@ -2,6 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <iterator>
+#include <thread>
+#include <vector>
+
 #include "api/builtin_resources.h"
 #include "api/custom_resource.h"
 #include "api/schema_registry.h"
@@ -160,16 +164,25 @@ util::Status APIServer::BootstrapNamespaces() {
   UserInfo system{"system:apiserver", "", {"system:masters"}, true};
   WriteContext ctx;
   ctx.user = &system;
-  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
-    api::Object ns;
-    ns.SetGvk({"", "v1", "Namespace"});
-    ns.set_name(name);
-    auto created = namespaces->Create("", std::move(ns), ctx);
-    if (!created.ok() && created.error().reason != "AlreadyExists") {
-      return util::Internal("creating namespace " + std::string(name) + ": " +
-                            created.error().message);
+  // Concurrently: the store's group commit makes one durable commit of the four creates.
+  constexpr const char* kNames[] = {"default", "kube-system", "kube-public", "kube-node-lease"};
+  util::Status errors[std::size(kNames)];
+  {
+    std::vector<std::jthread> creates;
+    for (size_t i = 0; i < std::size(kNames); ++i) {
+      creates.emplace_back([&, i] {
+        api::Object ns;
+        ns.SetGvk({"", "v1", "Namespace"});
+        ns.set_name(kNames[i]);
+        auto created = namespaces->Create("", std::move(ns), ctx);
+        if (!created.ok() && created.error().reason != "AlreadyExists") {
+          errors[i] = util::Internal("creating namespace " + std::string(kNames[i]) + ": " +
+                                     created.error().message);
+        }
+      });
     }
   }
+  for (const util::Status& e : errors) CONVERGE_RETURN_IF_ERROR(e);
   return util::Status();
 }
 

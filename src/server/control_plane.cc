@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <sstream>
 
 #include "apiserver/flow_control.h"
@@ -29,6 +30,24 @@ util::Status ControlPlane::Start() {
   fs::create_directories(options_.data_dir, ec);
   if (ec) return util::Unavailable("cannot create " + options_.data_dir + ": " + ec.message());
 
+  std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
+  if (options_.insecure_http && host != "127.0.0.1" && host != "localhost" && host != "[::1]" &&
+      host != "::1") {
+    return util::InvalidArgument("--insecure-http serves only on a loopback address, not " + host);
+  }
+  // The PKI (which also holds the ServiceAccount signing key, so it exists even without TLS) is
+  // loaded or created while the store opens: on a first start both wait on fsyncs, and the PKI
+  // was the largest part of the time to /readyz.
+  std::future<util::StatusOr<apiserver::Pki>> pki_future = std::async(std::launch::async, [&] {
+    apiserver::PkiOptions po;
+    po.dir = (fs::path(options_.data_dir) / "pki").string();
+    po.extra_sans = options_.advertise_names;
+    if (!host.empty() && host != "0.0.0.0" && host != "::" && host != "[::]") {
+      po.extra_sans.push_back(host);
+    }
+    return apiserver::LoadOrCreatePki(po);
+  });
+
   if (options_.store == "etcd") {
     store::etcd::EtcdStoreOptions eo;
     eo.endpoints = options_.etcd_endpoints;
@@ -46,11 +65,6 @@ util::Status ControlPlane::Start() {
     return util::InvalidArgument("unknown --store \"" + options_.store + "\" (embedded or etcd)");
   }
 
-  std::string host = options_.listen.substr(0, options_.listen.rfind(':'));
-  if (options_.insecure_http && host != "127.0.0.1" && host != "localhost" && host != "[::1]" &&
-      host != "::1") {
-    return util::InvalidArgument("--insecure-http serves only on a loopback address, not " + host);
-  }
   apiserver::APIServerOptions ao;
   if (!options_.token_auth_file.empty()) {
     std::ifstream in(options_.token_auth_file);
@@ -62,14 +76,7 @@ util::Status ControlPlane::Start() {
     ao.authentication.static_tokens = std::move(*tokens);
   }
   {
-    // The PKI also holds the ServiceAccount signing key, so it exists even without TLS.
-    apiserver::PkiOptions po;
-    po.dir = (fs::path(options_.data_dir) / "pki").string();
-    po.extra_sans = options_.advertise_names;
-    if (!host.empty() && host != "0.0.0.0" && host != "::" && host != "[::]") {
-      po.extra_sans.push_back(host);
-    }
-    auto pki = apiserver::LoadOrCreatePki(po);
+    util::StatusOr<apiserver::Pki> pki = pki_future.get();
     if (!pki.ok()) return pki.status().WithContext("setting up the PKI");
     pki_ = std::move(*pki);
   }
