@@ -104,7 +104,7 @@ int RunControllerManager(const ControllerManagerFlags& f) {
     spdlog::error("loading {}: {}", f.kubeconfig, config.status().ToString());
     return 1;
   }
-  config->user_agent = "converge-controller-manager/0.1";
+  config->user_agent = "kube-controller-manager/v1.32.0 (linux/amd64) kubernetes/converge";
   auto transport = client::NewTransportForConfig(*config);
   if (!transport.ok()) {
     spdlog::error("{}", transport.status().ToString());

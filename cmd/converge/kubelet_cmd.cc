@@ -43,7 +43,7 @@ int RunKubelet(const KubeletFlags& f) {
     spdlog::error("loading {}: {}", f.kubeconfig, config.status().ToString());
     return 1;
   }
-  config->user_agent = "converge-kubelet/0.1";
+  config->user_agent = "kubelet/v1.32.0 (linux/amd64) kubernetes/converge";
   auto rest = client::RestClient::ForConfig(*config);
   if (!rest.ok()) {
     spdlog::error("{}", rest.status().ToString());

@@ -49,7 +49,7 @@ int RunScheduler(const SchedulerFlags& f) {
     spdlog::error("loading {}: {}", f.kubeconfig, config.status().ToString());
     return 1;
   }
-  config->user_agent = "converge-scheduler/0.1";
+  config->user_agent = "kube-scheduler/v1.32.0 (linux/amd64) kubernetes/converge";
   auto rest = client::RestClient::ForConfig(*config);
   if (!rest.ok()) {
     spdlog::error("{}", rest.status().ToString());

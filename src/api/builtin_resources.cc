@@ -64,6 +64,9 @@ StatusOr<std::vector<ResourceInfo>> ParseResources(std::string_view doc,
     info.verbs = Strings(*r, "verbs");
     info.selectable_fields = Strings(*r, "selectableFields");
     info.storage_prefix = StrOr(*r, "storagePrefix");
+    if (const json::value* v = r->if_contains("returnDeletedObject"); v && v->is_bool()) {
+      info.return_deleted_object = v->get_bool();
+    }
     info.storage_version = StrOr(*r, "storageVersion", info.gvr.version);
     std::string type = StrOr(*r, "type");
     info.schema = types.FindType(type);

@@ -55,6 +55,9 @@ struct ResourceInfo {
   std::string storage_prefix;
   // The version objects of this group-resource are stored in.
   std::string storage_version;
+  // A delete that removes the object answers with the object (upstream's ReturnDeletedObject:
+  // pods, services, nodes, ...); otherwise with a Success Status naming it.
+  bool return_deleted_object = false;
   bool custom = false;  // defined by a CustomResourceDefinition
   // For custom resources: the version's schema, printer columns, scale paths and the types
   // `schema` and `list_schema` point into (api/custom_resource.h). Null for built-in kinds.

@@ -159,6 +159,15 @@ Response APIServer::HandleList(RequestContext& ctx) {
   opts.limit = limit->value_or(0);
   opts.continue_token = ctx.req.Query("continue");
   if (opts.limit < 0) return ErrorResponse(BadRequest("limit must not be negative"));
+  if (ctx.req.HasQuery("sendInitialEvents")) {
+    auto send_initial = QueryBool(ctx.req, "sendInitialEvents", false);
+    if (!send_initial.ok()) return ErrorResponse(send_initial.error());
+    if (*send_initial) {
+      return ErrorResponse(Invalid(
+          {"meta.k8s.io", "v1", "ListOptions"}, "",
+          {FieldForbidden("sendInitialEvents", "sendInitialEvents is forbidden for list")}));
+    }
+  }
   auto list = ctx.storage.List(opts);
   if (!list.ok()) return ErrorResponse(list.error());
   return ListResponse(ctx.req, ctx.info, *list);

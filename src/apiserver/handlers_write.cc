@@ -34,9 +34,8 @@ ApiOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
       opts.grace_period_seconds = it->value().get_int64();
     }
     opts.propagation_policy = api::Object::GetString(o, "propagationPolicy");
-    if (auto it = o.find("orphanDependents");
-        it != o.end() && it->value().is_bool() && opts.propagation_policy.empty()) {
-      opts.propagation_policy = it->value().get_bool() ? "Orphan" : "Background";
+    if (auto it = o.find("orphanDependents"); it != o.end() && it->value().is_bool()) {
+      opts.orphan_dependents = it->value().get_bool();
     }
     opts.precondition_uid = api::FindString(o, {"preconditions", "uid"});
     opts.precondition_resource_version = api::FindString(o, {"preconditions", "resourceVersion"});
@@ -53,10 +52,19 @@ ApiOr<DeleteOptions> ParseDeleteOptions(const Request& req) {
   if (!grace.ok()) return grace.error();
   if (grace->has_value()) opts.grace_period_seconds = **grace;
   if (auto p = req.Query("propagationPolicy"); !p.empty()) opts.propagation_policy = p;
-  if (req.HasQuery("orphanDependents") && opts.propagation_policy.empty()) {
+  if (req.HasQuery("orphanDependents")) {
     auto orphan = QueryBool(req, "orphanDependents", false);
     if (!orphan.ok()) return orphan.error();
-    opts.propagation_policy = *orphan ? "Orphan" : "Background";
+    opts.orphan_dependents = *orphan;
+  }
+  if (opts.orphan_dependents) {
+    // Upstream's ValidateDeleteOptions.
+    if (!opts.propagation_policy.empty()) {
+      return Invalid({"meta.k8s.io", "v1", "DeleteOptions"}, "",
+                     {FieldInvalid("propagationPolicy", json::value(opts.propagation_policy),
+                                   "orphanDependents and deletionPropagation cannot be both set")});
+    }
+    opts.propagation_policy = *opts.orphan_dependents ? "Orphan" : "Background";
   }
   auto dry = QueryDryRun(req);
   if (!dry.ok()) return dry.error();
@@ -155,7 +163,18 @@ Response APIServer::HandleUpdate(RequestContext& ctx) {
   body->set_name(name);
   api::Object desired = std::move(*body);
   auto result = ctx.storage.Update(
-      ctx.ns, name, [&](const api::Object*) -> ApiOr<api::Object> { return desired; }, *wctx,
+      ctx.ns, name,
+      [&](const api::Object* current) -> ApiOr<api::Object> {
+        // A uid in the body is a precondition (upstream's defaultUpdatedObjectInfo).
+        if (current != nullptr && !desired.uid().empty() && desired.uid() != current->uid()) {
+          return Conflict(
+              ctx.info.gvr.Gr(), name,
+              "Precondition failed: UID in precondition: " + std::string(desired.uid()) +
+                  ", UID in object meta: " + std::string(current->uid()));
+        }
+        return desired;
+      },
+      *wctx,
       /*allow_create=*/sub.empty());
   if (!result.ok()) return ErrorResponse(result.error());
   Response resp = ObjectResponse(result->created ? 201 : 200, ctx.req, ctx.info, *result->object);
@@ -175,8 +194,27 @@ Response APIServer::HandleDelete(RequestContext& ctx) {
   wctx->dry_run |= opts->dry_run;
   auto result = ctx.storage.Delete(ctx.ns, ctx.ri.name, *opts, *wctx);
   if (!result.ok()) return ErrorResponse(result.error());
-  // 200 with the object when it is gone; 202 when finalizers or a grace period keep it.
-  return ObjectResponse(result->deleted ? 200 : 202, ctx.req, ctx.info, *result->object);
+  // Upstream's DeleteResource: 200, or 202 when the object stays (finalizers, a grace period)
+  // and the client asked for cascading deletion the deprecated way (orphanDependents=false).
+  const int code = !result->deleted && opts->orphan_dependents == false ? 202 : 200;
+  if (!result->deleted || ctx.info.return_deleted_object) {
+    return ObjectResponse(code, ctx.req, ctx.info, *result->object);
+  }
+  // Store.finalizeDelete without ReturnDeletedObject: a Success Status naming what went.
+  json::object details;
+  details["name"] = ctx.ri.name;
+  if (!ctx.info.gvr.group.empty()) details["group"] = ctx.info.gvr.group;
+  details["kind"] = ctx.info.gvr.resource;  // sic: upstream puts the resource there
+  if (auto parsed = result->object->Parse(); parsed.ok() && !parsed->uid().empty()) {
+    details["uid"] = parsed->uid();
+  }
+  json::object status;
+  status["kind"] = "Status";
+  status["apiVersion"] = "v1";
+  status["metadata"] = json::object();
+  status["status"] = "Success";
+  status["details"] = std::move(details);
+  return JsonResponse(code, json::serialize(status));
 }
 
 Response APIServer::HandleDeleteCollection(RequestContext& ctx) {

@@ -30,13 +30,38 @@ ApiMetrics& ApiMetrics::Get() {
       util::DefaultRegistry().AddGauge({"apiserver_longrunning_requests",
                                         "Open long-running requests (watches, followed logs).",
                                         {"verb", "group", "version", "resource"}}),
+      // Upstream's buckets for this metric.
+      util::DefaultRegistry().AddHistogram(
+          {"etcd_request_duration_seconds",
+           "Store request latency in seconds, by operation and object type (storage prefix).",
+           {"operation", "type"},
+           {0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2,
+            3,     4,     5,    6,   8,   10,  15,  20,  30,  45,   60}}),
   };
   return *m;
 }
 
-void ApiMetrics::Observe(const RequestInfo& ri, int code, std::chrono::nanoseconds took) {
-  std::string verb = ri.is_resource_request ? ri.verb : ri.verb;
+namespace {
+
+// Upstream's metrics.CleanVerb.
+std::string MetricVerb(const Request& req, const RequestInfo& ri) {
+  if (ri.verb == "watch" || ri.verb == "watchlist") return "WATCH";
+  if (ri.verb == "list") return "LIST";
+  std::string verb = req.method;
   for (auto& c : verb) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (verb == "PATCH") {
+    std::string_view type = req.Header("content-type");
+    type = type.substr(0, type.find(';'));
+    if (type == "application/apply-patch+yaml") return "APPLY";
+  }
+  return verb;
+}
+
+}  // namespace
+
+void ApiMetrics::Observe(const Request& req, const RequestInfo& ri, int code,
+                         std::chrono::nanoseconds took) {
+  const std::string verb = MetricVerb(req, ri);
   std::string scope = !ri.is_resource_request ? ""
                       : !ri.name.empty()      ? "resource"
                       : !ri.ns.empty()        ? "namespace"

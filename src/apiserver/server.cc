@@ -363,7 +363,7 @@ Response APIServer::Handle(Request& req) {
     resp = HandleResource(req, ri);
   }
   inflight.Dec();
-  m.Observe(ri, resp.status, std::chrono::steady_clock::now() - start);
+  m.Observe(req, ri, resp.status, std::chrono::steady_clock::now() - start);
   if (options_.audit) Audit(req, ri, impersonator, received, &resp);
   return resp;
 }

@@ -1,9 +1,11 @@
 #include "apiserver/storage.h"
 
 #include <charconv>
+#include <chrono>
 
 #include "api/custom_resource.h"
 #include "apiserver/fieldmanager.h"
+#include "apiserver/metrics.h"
 #include "util/base64.h"
 #include "util/ids.h"
 #include "util/time_format.h"
@@ -39,14 +41,27 @@ void ResetServerMetadataForCreate(api::Object& obj) {
 void KeepServerMetadata(api::Object& obj, const api::Object& old) {
   json::object& m = obj.mutable_metadata();
   const json::object* om = old.metadata();
+  // Upstream's BeforeUpdate: the existing uid when none is given (a different one fails
+  // ValidateObjectMetaUpdate); the server's timestamps, deletion state and generation always.
+  const bool uid_given = !obj.uid().empty();
   for (const char* f : {"uid", "creationTimestamp", "deletionTimestamp",
                         "deletionGracePeriodSeconds", "generation"}) {
+    if (uid_given && std::string_view(f) == "uid") continue;
     m.erase(f);
     if (om) {
       if (auto it = om->find(f); it != om->end()) m[f] = it->value();
     }
   }
   m.erase("selfLink");
+}
+
+// Runs one store request and records its latency.
+template <typename F>
+auto Timed(util::Histogram* h, F&& request) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = request();
+  h->Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return result;
 }
 
 }  // namespace
@@ -88,7 +103,15 @@ ResourceStorage::ResourceStorage(std::shared_ptr<const api::ResourceInfo> info,
       cacher_(cacher),
       cache_(cache),
       admission_(admission),
-      options_(options) {}
+      options_(options),
+      store_latency_([this] {
+        util::HistogramFamily& f = ApiMetrics::Get().store_requests;
+        const std::string type = info_->storage_prefix + "/";
+        return StoreLatency{
+            &f.WithLabelValues({"get", type}), &f.WithLabelValues({"listWithCount", type}),
+            &f.WithLabelValues({"create", type}), &f.WithLabelValues({"update", type}),
+            &f.WithLabelValues({"delete", type})};
+      }()) {}
 
 void ResourceStorage::TrackManagedFields(const api::Object* old, api::Object& obj,
                                          const WriteContext& ctx) const {
@@ -170,7 +193,7 @@ ApiOr<std::optional<ResourceStorage::Current>> ResourceStorage::ReadCurrent(
     const std::string& key) {
   store::RangeRequest req;
   req.key = key;
-  auto resp = kv_->Range(req);
+  auto resp = Timed(store_latency_.get, [&] { return kv_->Range(req); });
   if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr());
   if (resp->kvs.empty()) return std::optional<Current>();
   const store::KeyValue& kv = *resp->kvs[0];
@@ -224,7 +247,7 @@ ApiOr<CachedObjectPtr> ResourceStorage::Create(const std::string& ns, api::Objec
     txn.compare.push_back(
         {key, "", store::Compare::Target::kCreateRevision, store::Compare::Result::kEqual, 0, ""});
     txn.success.push_back(store::PutRequest{key, std::move(*value), false, 0});
-    auto resp = kv_->Txn(txn);
+    auto resp = Timed(store_latency_.create, [&] { return kv_->Txn(txn); });
     if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), obj.name());
     if (resp->succeeded) {
       return CachedObject::FromObject(*info_, std::move(key), std::move(obj),
@@ -253,7 +276,7 @@ ApiOr<CachedObjectPtr> ResourceStorage::Get(const std::string& ns, const std::st
   if (resource_version.empty()) {
     store::RangeRequest req;
     req.key = key;
-    auto resp = kv_->Range(req);
+    auto resp = Timed(store_latency_.get, [&] { return kv_->Range(req); });
     if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
     if (resp->kvs.empty()) return NotFound(info_->gvr.Gr(), name);
     auto obj = CachedObject::FromKeyValue(*info_, *resp->kvs[0]);
@@ -304,7 +327,7 @@ ApiOr<ListResult> ResourceStorage::ListFromStore(const ListOptions& options,
     req.range_end = end;
     req.revision = revision;
     req.limit = limit > 0 ? std::max<int64_t>(options.limit * 2, 64) : 0;
-    auto resp = kv_->Range(req);
+    auto resp = Timed(store_latency_.list, [&] { return kv_->Range(req); });
     if (!resp.ok()) {
       if (store::IsCompacted(resp.status())) {
         return Expired("too old resource version: " + std::to_string(revision) + " (" +
@@ -342,15 +365,30 @@ ApiOr<ListResult> ResourceStorage::List(const ListOptions& options) {
   if (!rv_text.empty() && !ParseRevision(rv_text, &rv)) {
     return BadRequest("invalid resource version \"" + rv_text + "\"");
   }
-  if (!match.empty() && match != "NotOlderThan" && match != "Exact") {
-    return BadRequest("resourceVersionMatch: Unsupported value: \"" + match +
-                      "\": supported values: \"Exact\", \"NotOlderThan\"");
-  }
-  if (!match.empty() && rv_text.empty()) {
-    return BadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided");
-  }
-  if (match == "Exact" && rv == 0) {
-    return BadRequest("resourceVersionMatch \"Exact\" is forbidden for resourceVersion \"0\"");
+  // Upstream's ValidateListOptions: 422 on ListOptions.meta.k8s.io.
+  if (!match.empty()) {
+    std::vector<StatusCause> causes;
+    if (rv_text.empty()) {
+      causes.push_back(
+          FieldForbidden("resourceVersionMatch",
+                         "resourceVersionMatch is forbidden unless resourceVersion is provided"));
+    }
+    if (!options.continue_token.empty()) {
+      causes.push_back(FieldForbidden(
+          "resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"));
+    }
+    if (match != "NotOlderThan" && match != "Exact") {
+      causes.push_back(FieldNotSupported("resourceVersionMatch", json::value(match),
+                                         {"Exact", "NotOlderThan", ""}));
+    }
+    if (match == "Exact" && rv_text == "0") {
+      causes.push_back(
+          FieldForbidden("resourceVersionMatch",
+                         "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
+    }
+    if (!causes.empty()) {
+      return Invalid({"meta.k8s.io", "v1", "ListOptions"}, "", std::move(causes));
+    }
   }
   if (!options.continue_token.empty()) {
     if (!rv_text.empty() && rv != 0) {
@@ -480,7 +518,7 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
       if (!value.ok()) return value.error();
       txn.success.push_back(store::PutRequest{key, std::move(*value), false, 0});
     }
-    auto resp = kv_->Txn(txn);
+    auto resp = Timed(store_latency_.update, [&] { return kv_->Txn(txn); });
     if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
     if (!resp->succeeded) {
       if (pinned) return ConflictModified(info_->gvr.Gr(), name);
@@ -575,7 +613,7 @@ ApiOr<DeleteResult> ResourceStorage::Delete(const std::string& ns, const std::st
         txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
                                store::Compare::Result::kEqual, (*current)->mod_revision, ""});
         txn.success.push_back(store::PutRequest{key, std::move(*value), false, 0});
-        auto resp = kv_->Txn(txn);
+        auto resp = Timed(store_latency_.update, [&] { return kv_->Txn(txn); });
         if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
         if (!resp->succeeded) continue;
         return DeleteResult{
@@ -590,7 +628,7 @@ ApiOr<DeleteResult> ResourceStorage::Delete(const std::string& ns, const std::st
     txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
                            store::Compare::Result::kEqual, (*current)->mod_revision, ""});
     txn.success.push_back(store::DeleteRangeRequest{key, "", false});
-    auto resp = kv_->Txn(txn);
+    auto resp = Timed(store_latency_.remove, [&] { return kv_->Txn(txn); });
     if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
     if (!resp->succeeded) continue;
     return DeleteResult{

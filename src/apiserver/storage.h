@@ -24,6 +24,7 @@
 #include "apiserver/watch_cache.h"
 #include "store/kv.h"
 #include "util/clock.h"
+#include "util/metrics.h"
 
 namespace converge::apiserver {
 
@@ -72,6 +73,8 @@ struct ListResult {
 struct DeleteOptions {
   std::optional<int64_t> grace_period_seconds;
   std::string propagation_policy;  // "", Orphan, Background, Foreground
+  // DeleteOptions.orphanDependents as sent (deprecated; only decides the 202 answer here).
+  std::optional<bool> orphan_dependents;
   std::string precondition_uid;
   std::string precondition_resource_version;
   bool dry_run = false;
@@ -155,6 +158,15 @@ class ResourceStorage {
   WatchCache* const cache_;
   const AdmissionChain* const admission_;
   const StorageOptions options_;
+  // etcd_request_duration_seconds children of this resource (ApiMetrics::store_requests).
+  struct StoreLatency {
+    util::Histogram* get;
+    util::Histogram* list;
+    util::Histogram* create;
+    util::Histogram* update;
+    util::Histogram* remove;
+  };
+  const StoreLatency store_latency_;
 };
 
 // The continue token of a paginated list: the snapshot revision and where to resume.

@@ -184,6 +184,7 @@ std::vector<StatusCause> ValidateObjectMetaUpdate(const api::Object& obj, const 
   };
   immutable("name", obj.name(), old.name());
   immutable("namespace", obj.namespace_(), old.namespace_());
+  immutable("uid", obj.uid(), old.uid());
   // A new finalizer cannot be added once deletion started (it could block forever).
   if (old.being_deleted()) {
     if (const json::array* fin = obj.finalizers()) {

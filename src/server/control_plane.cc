@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <map>
 #include <sstream>
 
 #include "apiserver/flow_control.h"
@@ -206,6 +207,15 @@ std::unique_ptr<client::RestClient> ControlPlane::InProcessClient(
   to.user.groups = std::move(groups);
   to.user.groups.push_back("system:authenticated");
   to.user.authenticated = true;
+  // Upstream's components' User-Agents, whose prefixes become the field managers of their
+  // writes (kube-controller-manager, kube-scheduler, kubelet).
+  static const std::map<std::string, std::string, std::less<>> kAgents = {
+      {"controller-manager", "kube-controller-manager"},
+      {"scheduler", "kube-scheduler"},
+      {"kubelet", "kubelet"}};
+  if (auto it = kAgents.find(component); it != kAgents.end()) {
+    to.user_agent = it->second + "/v1.32.0 (linux/amd64) kubernetes/converge";
+  }
   std::shared_ptr<client::Transport> transport = std::make_shared<InProcessTransport>(
       [api = api_.get()](apiserver::Request& req) { return api->Handle(req); }, to);
   if (faults_ && !component.empty()) {

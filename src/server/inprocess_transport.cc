@@ -112,6 +112,9 @@ apiserver::Request InProcessTransport::ToServerRequest(client::HttpRequest& requ
   r.path = std::move(request.path);
   r.query = std::move(request.query);
   r.headers = std::move(request.headers);
+  if (!options_.user_agent.empty() && r.Header("user-agent").empty()) {
+    r.headers.emplace_back("user-agent", options_.user_agent);
+  }
   r.body = std::move(request.body);
   r.remote_address = "in-process";
   r.user = options_.user;

@@ -27,6 +27,9 @@ struct InProcessTransportOptions {
   apiserver::UserInfo user{.name = "system:apiserver",
                            .groups = {"system:masters", "system:authenticated"},
                            .authenticated = true};
+  // Sent as User-Agent when a request has none (its prefix names the field manager of writes
+  // without ?fieldManager, as for HTTP clients). Empty: none.
+  std::string user_agent;
 };
 
 class InProcessTransport final : public client::Transport {

@@ -73,6 +73,11 @@ TEST_F(WalkthroughTest, DeploymentLifecycleThroughKubectl) {
   std::string pods = K({"get", "pods", "-l", "app=web", "-o", "wide", "--no-headers"}).out;
   EXPECT_EQ(CountLines(pods, "Running"), 2) << pods;
   EXPECT_NE(pods.find("converge-node-"), std::string::npos) << "scheduled onto a node: " << pods;
+  // Components write under upstream's field managers (their User-Agents' prefixes).
+  EXPECT_EQ(K({"get", "deployment", "web", "-o",
+               "jsonpath={.metadata.managedFields[?(@.subresource==\"status\")].manager}"})
+                .out,
+            "kube-controller-manager");
 
   // Scale up; the new pods are scheduled and started.
   ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=5"}).exit_code, 0);

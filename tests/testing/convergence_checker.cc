@@ -238,8 +238,7 @@ std::vector<std::string> FinalStateProblems(TestClient& c, const std::string& ns
 
 // apiserver_request_total of writes, by "VERB resource[/subresource]", minus the expected ones.
 std::map<std::string, double> UnexpectedWrites(const std::string& metrics) {
-  static const std::set<std::string> kWrites = {"CREATE", "UPDATE", "PATCH", "DELETE",
-                                                "DELETECOLLECTION"};
+  static const std::set<std::string> kWrites = {"POST", "PUT", "PATCH", "APPLY", "DELETE"};
   // Reviews are questions, not writes; leases and events are the heartbeats of a healthy idle
   // cluster; node status is the kubelets' heartbeat.
   static const std::set<std::string> kExcluded = {"leases",

@@ -1,0 +1,156 @@
+// The watch cache's guarantees (watch_cache.h), driven directly through its dispatcher-side
+// mutators: resumption from any revision in the window and 410 beyond it, events encoded once and
+// shared by every watcher, selectors turning a change into ADDED/DELETED per watcher, the
+// sendInitialEvents bookmark, and a slow watcher terminated without holding anyone up.
+#include "apiserver/watch_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/builtin_resources.h"
+
+namespace converge::apiserver {
+namespace {
+
+std::shared_ptr<const api::ResourceInfo> ConfigMaps() {
+  for (const api::ResourceInfo& info : api::BuiltinResources()) {
+    if (info.gvr.resource == "configmaps") return std::make_shared<api::ResourceInfo>(info);
+  }
+  return nullptr;
+}
+
+std::string Json(const std::string& name, const std::string& app) {
+  return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
+         R"(","namespace":"default","labels":{"app":")" + app + R"("}}})";
+}
+
+store::Event Put(const std::string& name, const std::string& app, store::Revision revision,
+                 store::Revision created) {
+  store::Event e;
+  e.type = store::Event::Type::kPut;
+  auto kv = std::make_shared<store::KeyValue>();
+  kv->key = "/registry/configmaps/default/" + name;
+  kv->value = Json(name, app);
+  kv->create_revision = created;
+  kv->mod_revision = revision;
+  kv->version = revision - created + 1;
+  e.kv = kv;
+  return e;
+}
+
+// Everything queued for a watcher now (it never waits).
+std::vector<WatchItem> Drain(CacheWatcher& w, bool* ended = nullptr) {
+  std::vector<WatchItem> out;
+  CacheWatcher::PollResult r = w.Poll(&out, [] {});
+  if (ended) *ended = r == CacheWatcher::PollResult::kEnd;
+  return out;
+}
+
+std::vector<std::string> Types(const std::vector<WatchItem>& items) {
+  std::vector<std::string> out;
+  for (const WatchItem& i : items) {
+    std::string s(i.event ? WatchEventTypeName(i.as) : "BOOKMARK");
+    if (i.event) s += " " + i.event->object()->key.name + "@" + std::to_string(i.event->revision());
+    out.push_back(s);
+  }
+  return out;
+}
+
+class WatchCacheTest : public ::testing::Test {
+ protected:
+  WatchCacheTest() : cache_(ConfigMaps(), {.history_capacity = 5, .watcher_buffer = 100}) {}
+
+  // Revisions 1..n: "a" created at 1, then modified once per revision.
+  void History(int n) {
+    for (int r = 1; r <= n; ++r) cache_.Apply({Put("a", "web", r, 1)}, r);
+  }
+
+  WatchCache cache_;
+};
+
+TEST_F(WatchCacheTest, ResumesFromEveryRevisionInTheWindowAndExpiresBeyondIt) {
+  History(8);  // history keeps revisions 4..8
+  for (store::Revision from = 3; from <= 8; ++from) {
+    auto w = cache_.Watch({}, {.from_revision = from}, 100);
+    ASSERT_TRUE(w.ok()) << from << ": " << w.status().message();
+    std::vector<std::string> want;
+    for (store::Revision r = from + 1; r <= 8; ++r)
+      want.push_back("MODIFIED a@" + std::to_string(r));
+    EXPECT_EQ(Types(Drain(**w)), want) << "from " << from;
+  }
+  auto old = cache_.Watch({}, {.from_revision = 2}, 100);
+  ASSERT_FALSE(old.ok());
+  EXPECT_EQ(old.status().code(), util::Code::kOutOfRange);
+}
+
+TEST_F(WatchCacheTest, EveryWatcherGetsTheSameEncodedBytes) {
+  History(1);
+  auto w1 = cache_.Watch({}, {.from_revision = 1}, 100);
+  auto w2 = cache_.Watch({}, {.from_revision = 1}, 100);
+  ASSERT_TRUE(w1.ok() && w2.ok());
+  cache_.Apply({Put("a", "web", 2, 1)}, 2);
+  std::vector<WatchItem> a = Drain(**w1), b = Drain(**w2);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  EXPECT_EQ(a[0].event.get(), b[0].event.get());
+  // One frame per event and type: the same string, not a copy.
+  EXPECT_EQ(a[0].event->Frame(a[0].as).get(), b[0].event->Frame(b[0].as).get());
+  EXPECT_EQ(
+      *a[0].event->Frame(a[0].as),
+      R"({"type":"MODIFIED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default","labels":{"app":"web"},"resourceVersion":"2"}}})"
+      "\n");
+}
+
+TEST_F(WatchCacheTest, SelectorsTurnChangesIntoAddedAndDeleted) {
+  WatchFilter web;
+  ASSERT_TRUE(api::LabelSelector::Parse("app=web").ok());
+  web.labels = *api::LabelSelector::Parse("app=web");
+  auto w = cache_.Watch(web, {.from_revision = 0}, 100);
+  ASSERT_TRUE(w.ok());
+  cache_.Apply({Put("a", "db", 1, 1)}, 1);   // never matched: nothing
+  cache_.Apply({Put("a", "web", 2, 1)}, 2);  // starts matching
+  cache_.Apply({Put("a", "web", 3, 1)}, 3);  // still matching
+  cache_.Apply({Put("a", "db", 4, 1)}, 4);   // stops matching
+  EXPECT_EQ(Types(Drain(**w)),
+            (std::vector<std::string>{"ADDED a@2", "MODIFIED a@3", "DELETED a@4"}));
+}
+
+TEST_F(WatchCacheTest, InitialEventsThenTheirEndBookmark) {
+  cache_.Apply({Put("a", "web", 1, 1)}, 1);
+  cache_.Apply({Put("b", "web", 2, 2)}, 2);
+  auto w = cache_.Watch({}, {.bookmarks = true, .initial_events_end_bookmark = true}, 100);
+  ASSERT_TRUE(w.ok());
+  std::vector<WatchItem> items = Drain(**w);
+  EXPECT_EQ(Types(items), (std::vector<std::string>{"ADDED a@1", "ADDED b@2", "BOOKMARK"}));
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_TRUE(items[2].initial_events_end);
+  EXPECT_EQ(items[2].bookmark_revision, 2);
+}
+
+TEST_F(WatchCacheTest, ASlowWatcherIsEndedWithoutHoldingUpTheOthers) {
+  WatchCache cache(ConfigMaps(), {.history_capacity = 100, .watcher_buffer = 3});
+  auto slow = cache.Watch({}, {.from_revision = 0}, 3);
+  auto fast = cache.Watch({}, {.from_revision = 0}, 3);
+  ASSERT_TRUE(slow.ok() && fast.ok());
+  std::vector<std::string> seen;
+  // The dispatcher applies 10 revisions; only one watcher keeps up. Apply never waits.
+  for (int r = 1; r <= 10; ++r) {
+    cache.Apply({Put("a", "web", r, 1)}, r);
+    for (const std::string& t : Types(Drain(**fast))) seen.push_back(t);
+  }
+  EXPECT_EQ(seen.size(), 10u);
+  EXPECT_FALSE((*fast)->terminated());
+  EXPECT_TRUE((*slow)->terminated());
+  // The slow one gets what fit in its buffer, then its stream ends (clients resume from there).
+  bool ended = false;
+  std::vector<WatchItem> rest = Drain(**slow, &ended);
+  EXPECT_LE(rest.size(), 3u);
+  EXPECT_TRUE(ended || Drain(**slow, &ended).empty());
+  EXPECT_TRUE(ended);
+}
+
+}  // namespace
+}  // namespace converge::apiserver
