@@ -130,6 +130,25 @@ TEST_F(WatchCacheTest, InitialEventsThenTheirEndBookmark) {
   EXPECT_EQ(items[2].bookmark_revision, 2);
 }
 
+TEST_F(WatchCacheTest, PeriodicBookmarksOnlyForWatchersThatAskAndOnlyWhenDue) {
+  History(3);
+  auto with = cache_.Watch({}, {.from_revision = 3, .bookmarks = true}, 100);
+  auto without = cache_.Watch({}, {.from_revision = 3}, 100);
+  ASSERT_TRUE(with.ok() && without.ok());
+  const auto t0 = (*with)->last_bookmark;
+  const std::chrono::milliseconds interval(60000);
+  cache_.Tick(t0 + std::chrono::seconds(59), interval);  // not due yet
+  EXPECT_TRUE(Drain(**with).empty());
+  cache_.Tick(t0 + std::chrono::seconds(60), interval);
+  std::vector<WatchItem> items = Drain(**with);
+  ASSERT_EQ(Types(items), std::vector<std::string>{"BOOKMARK"});
+  EXPECT_EQ(items[0].bookmark_revision, 3);
+  EXPECT_FALSE(items[0].initial_events_end);
+  EXPECT_TRUE(Drain(**without).empty());
+  cache_.Tick(t0 + std::chrono::seconds(61), interval);  // the next one is an interval later
+  EXPECT_TRUE(Drain(**with).empty());
+}
+
 TEST_F(WatchCacheTest, ASlowWatcherIsEndedWithoutHoldingUpTheOthers) {
   WatchCache cache(ConfigMaps(), {.history_capacity = 100, .watcher_buffer = 3});
   auto slow = cache.Watch({}, {.from_revision = 0}, 3);
