@@ -137,6 +137,21 @@ TEST(CustomResourceScaleTest, ReadsAndWritesTheCrdPaths) {
   auto err = ApplyCustomResourceScale(w, desired, paths);
   ASSERT_TRUE(err.has_value());
   EXPECT_EQ(err->code, 422);
+  EXPECT_EQ(err->message,
+            R"(Scale.autoscaling "a" is invalid: spec.replicas: Invalid value: -1: must be )"
+            "greater than or equal to 0");
+}
+
+TEST(CustomResourceScaleTest, ClusterScopedKindsScaleWithoutANamespace) {
+  // apiextensions' ValidateScale checks the replica count only (the built-in kinds' checks
+  // metadata too, and they are all namespaced).
+  api::CustomResourceScale paths{".spec.replicas", ".status.replicas", ""};
+  api::Object w = Widget(R"({"apiVersion": "x.io/v1", "kind": "Widget",
+      "metadata": {"name": "a", "resourceVersion": "7"}, "spec": {"replicas": 1}})");
+  api::Object desired = CustomResourceScaleOf(w, paths);
+  desired.mutable_doc()["spec"] = json::object{{"replicas", 3}};
+  ASSERT_FALSE(ApplyCustomResourceScale(w, desired, paths).has_value());
+  EXPECT_EQ(json::serialize(w.doc().at("spec")), R"({"replicas":3})");
 }
 
 }  // namespace

@@ -71,11 +71,11 @@ json::object ScaleMetadata(const api::Object& obj) {
   return meta;
 }
 
-// Scale validation (ValidateScale) and the resourceVersion precondition; the replica count.
+// Scale validation of a custom resource's Scale (apiextensions' ValidateScale checks only the
+// replica count, so cluster-scoped kinds scale too); the replica count.
 std::optional<ApiError> CheckScale(const api::Object& target, const api::Object& scale,
                                    int64_t* replicas) {
-  std::vector<StatusCause> causes =
-      ValidateObjectMeta(scale, /*namespaced=*/true, Strategy::NameRule::kDnsSubdomain);
+  std::vector<StatusCause> causes;
   *replicas = sv::AsInt(sv::Get(sv::Spec(scale), "replicas")).value_or(0);
   if (*replicas < 0) {
     causes.push_back(
