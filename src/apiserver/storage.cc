@@ -289,6 +289,8 @@ ApiOr<CachedObjectPtr> ResourceStorage::Get(const std::string& ns, const std::st
   }
   if (rv > 0) {
     if (auto err = WaitForCache(rv)) return *err;
+  } else {
+    cacher_->WaitFresh(options_.too_large_rv_wait);  // as List at "0": fresh, within a bound
   }
   CachedObjectPtr obj = cache_->Get(key);
   if (!obj) return NotFound(info_->gvr.Gr(), name);
@@ -418,6 +420,11 @@ ApiOr<ListResult> ResourceStorage::List(const ListOptions& options) {
     return ListFromStore(options, rv, "");
   }
   if (rv_text == "0") {
+    // "Any" version may be served, and upstream serves whatever its cache holds. Ours waits (up
+    // to a bound, then serves what it has) until the cache holds every write acknowledged before
+    // this request: an informer starting after a restart must not miss objects its previous
+    // incarnation created, or a controller acts twice (the ReplicaSet controller over-creates).
+    cacher_->WaitFresh(options_.too_large_rv_wait);
     ListOptions all = options;
     all.limit = 0;  // resourceVersion=0 is served whole from the cache (limit may be ignored)
     return ListFromCache(all, "");
