@@ -12,7 +12,7 @@ packages=(
   # libraries (DESIGN.md, Dependencies)
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   liblmdb-dev libsimdjson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
-  libssl-dev libnghttp2-dev zlib1g-dev
+  libssl-dev libnghttp2-dev zlib1g-dev libjemalloc-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
