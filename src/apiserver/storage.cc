@@ -289,9 +289,9 @@ ApiOr<CachedObjectPtr> ResourceStorage::Get(const std::string& ns, const std::st
   }
   if (rv > 0) {
     if (auto err = WaitForCache(rv)) return *err;
-  } else {
-    cacher_->WaitFresh(options_.too_large_rv_wait);  // as List at "0": fresh, within a bound
   }
+  // "0": whatever the cache holds, without waiting. The server's own lookups (admission's
+  // ServiceAccount, TokenRequest's bound objects) read this way on every pod create.
   CachedObjectPtr obj = cache_->Get(key);
   if (!obj) return NotFound(info_->gvr.Gr(), name);
   return obj;
