@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <set>
 
 #include "api/labels.h"
@@ -173,10 +174,23 @@ util::Status ReplicaSetController::Act(const api::Object& rs, const api::ObjectK
     const json::object* tmpl = api::FindObject(rs.doc(), {"spec", "template"});
     static const json::object kEmpty;
     OwnerRef ref = NewControllerRef(rs, kReplicaSetKind);
+    // The creates go out in growing batches, which take a while; if spec.replicas is lowered
+    // meanwhile (a Deployment scaling this ReplicaSet down mid-rollout), the rest are not sent:
+    // the change queued another sync, which counts again. Checked in the informer's cache.
+    const int64_t decided_replicas = SpecReplicas(rs);
+    auto lowered = [&] {
+      api::ObjectPtr now = options_.replica_sets->Get(key);
+      return now == nullptr || now->uid() != rs.uid() || SpecReplicas(*now) < decided_replicas;
+    };
+    std::atomic<bool> superseded = false;  // set by the batch threads
     SlowStartResult r = SlowStartBatch(creates, kSlowStartInitialBatchSize, [&] {
       // Shutting down: the rest of this batch and every later one are not sent (and no longer
       // expected); the next controller to run counts the pods again.
       if (stop.stop_requested()) return util::Cancelled("controller stopping");
+      if (lowered()) {
+        superseded = true;
+        return util::Aborted("spec.replicas was lowered");
+      }
       util::Status s =
           options_.pod_control->CreatePod(rs.namespace_(), tmpl ? *tmpl : kEmpty, rs, ref);
       // In a terminating namespace every create fails; that is not this controller's error.
@@ -185,6 +199,11 @@ util::Status ReplicaSetController::Act(const api::Object& rs, const api::ObjectK
     if (int skipped = creates - r.successes; skipped > 0) {
       // Never attempted, or failed: either way the informer will not report them.
       expectations_.LowerExpectations(key, skipped, 0);
+    }
+    if (superseded && r.error.code() == util::Code::kAborted) {
+      spdlog::info("replicaset {}: spec.replicas lowered while creating; {} of {} created",
+                   key.ToString(), r.successes, creates);
+      return util::Status();
     }
     return r.error;
   }

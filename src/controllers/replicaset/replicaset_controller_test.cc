@@ -227,6 +227,26 @@ TEST_F(ReplicaSetSyncTest, StopMidSyncSendsNoMoreCreatesAndWritesNoStatus) {
   EXPECT_TRUE(api_.RequestsOf("PUT").empty()) << "stopping is not a ReplicaFailure";
 }
 
+// A Deployment scales the ReplicaSet down while its creates are still going out in batches: the
+// batches after the change are not sent, and that is not a failure.
+TEST_F(ReplicaSetSyncTest, SpecLoweredMidSyncSendsNoMoreCreates) {
+  SetReplicaSet(MakeReplicaSet({.replicas = 10}));
+  bool lowered = false;
+  pods_.set_on_create([&] {
+    if (lowered) return;
+    lowered = true;  // the first create (a batch of one) went out; then the spec drops to 1
+    auto rs = std::make_shared<api::Object>(*rs_cache_.Get(key_));
+    rs->mutable_doc()["spec"].as_object()["replicas"] = 1;
+    rs_cache_.Upsert(rs);
+  });
+  client::ReconcileResult r = controller_->Sync(key_);
+  EXPECT_TRUE(r.error.ok()) << r.error.ToString();
+  EXPECT_EQ(pods_.created().size(), 1u) << "batches after the change are never sent";
+  EXPECT_EQ(controller_->expectations().Get(key_)->adds, 1) << "only the sent create is expected";
+  EXPECT_TRUE(api_.RequestsOf("PUT", "/status").empty() || !WrittenStatus().contains("conditions"))
+      << "a lowered spec is not a ReplicaFailure";
+}
+
 TEST_F(ReplicaSetSyncTest, GoneReplicaSetIsDone) {
   controller_->expectations().ExpectCreations(key_, 2);
   EXPECT_TRUE(controller_->Sync(key_).error.ok());
