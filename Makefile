@@ -35,13 +35,14 @@ test: deps build
 # The store and the client library's concurrent pieces under ASan/UBSan and TSan.
 test-sanitizers: test-asan test-tsan
 
+# Line tables (-g1) are all a sanitizer report needs for file:line and inlined frames.
 test-asan: deps
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONVERGE_SANITIZE=address -DCONVERGE_BUILD_BENCH=OFF
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONVERGE_SANITIZE=address -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines
 	cmake --build build-asan -j $(JOBS) --target sanitizer_tests
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
 
 test-tsan: deps
-	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVERGE_SANITIZE=thread -DCONVERGE_BUILD_BENCH=OFF
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVERGE_SANITIZE=thread -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines
 	cmake --build build-tsan -j $(JOBS) --target sanitizer_tests
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
 
