@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   # toolchain
   build-essential cmake ninja-build ccache pkg-config git
-  clang clang-format libclang-rt-14-dev
+  clang clang-format libclang-rt-14-dev lld
   # libraries (DESIGN.md, Dependencies)
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
   liblmdb-dev libsimdjson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
