@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "store/etcd/etcd_connection.h"
@@ -190,11 +192,45 @@ void ToEtcd(const TxnRequest& in, pb::TxnRequest* out) {
   for (const auto& op : in.failure) ToEtcd(op, out->add_failure());
 }
 
+// Counts the TxnAsync calls whose gRPC callbacks still exist. A store waits for none to be left
+// before it lets go of its Connection, so that the channel is never destroyed on gRPC's callback
+// thread: gRPC 1.51 releases its shared callback completion queue when the last channel goes, and
+// doing that from the queue's own thread aborts in grpc_cq_internal_unref (seen in 1 of ~30 runs
+// of TxnAsyncCallsBackOnceWithItsOwnRevision, whose store is destroyed right after the last
+// callback). Thread-safe.
+class InFlight {
+ public:
+  void Add() {
+    std::lock_guard lock(mu_);
+    ++count_;
+  }
+  void Done() {
+    std::lock_guard lock(mu_);
+    if (--count_ == 0) idle_.notify_all();
+  }
+  void WaitIdle() {
+    std::unique_lock lock(mu_);
+    idle_.wait(lock, [this] { return count_ == 0; });
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable idle_;
+  int64_t count_ = 0;  // guarded by mu_
+};
+
 // One TxnAsync: attempts go to the endpoint in use; a retriable failure moves on to the next
-// endpoint, as Connection::Call does for blocking calls. Owns everything its callbacks touch,
-// so a store may be destroyed while transactions are in flight.
+// endpoint, as Connection::Call does for blocking calls. The store outlives it (InFlight): it
+// holds the Connection by plain pointer, and its destructor, which runs after the last attempt's
+// ClientContext (and that context's reference to the channel) is gone, reports it done last.
 struct AsyncTxn {
-  std::shared_ptr<Connection> connection;
+  explicit AsyncTxn(std::shared_ptr<InFlight> tracker) : in_flight(std::move(tracker)) {
+    in_flight->Add();
+  }
+  ~AsyncTxn() { in_flight->Done(); }
+
+  const std::shared_ptr<InFlight> in_flight;
+  Connection* connection = nullptr;
   pb::TxnRequest request;
   bool read_only = false;
   Revision max_range_revision = 0;
@@ -203,16 +239,22 @@ struct AsyncTxn {
   size_t attempts = 0;
 
   static void Run(std::shared_ptr<AsyncTxn> t) {
+    // The callback holds only the attempt; the attempt holds the transaction, declared first so
+    // that it is released after the ClientContext.
     struct Attempt {
+      std::shared_ptr<AsyncTxn> txn;
       grpc::ClientContext ctx;  // one per RPC
       pb::TxnResponse response;
     };
     auto a = std::make_shared<Attempt>();
-    a->ctx.set_deadline(t->deadline);
-    const size_t endpoint = t->connection->current();
-    ++t->attempts;
-    t->connection->endpoint(endpoint).kv->async()->Txn(
-        &a->ctx, &t->request, &a->response, [t, a, endpoint](grpc::Status st) {
+    a->txn = std::move(t);
+    AsyncTxn* txn = a->txn.get();
+    a->ctx.set_deadline(txn->deadline);
+    const size_t endpoint = txn->connection->current();
+    ++txn->attempts;
+    txn->connection->endpoint(endpoint).kv->async()->Txn(
+        &a->ctx, &txn->request, &a->response, [a, endpoint](grpc::Status st) {
+          AsyncTxn* t = a->txn.get();
           if (st.ok()) {
             t->connection->RecordSeen(a->response.header().revision());
             t->done(FromEtcd(a->response));
@@ -221,7 +263,7 @@ struct AsyncTxn {
           if (IsRetriable(st, t->read_only) && std::chrono::system_clock::now() < t->deadline &&
               t->attempts < 4 * t->connection->size()) {
             t->connection->MarkFailed(endpoint);
-            Run(t);
+            Run(a->txn);
             return;
           }
           t->done(t->connection->Translate(FromGrpc(st), t->max_range_revision));
@@ -232,6 +274,7 @@ struct AsyncTxn {
 class EtcdStore final : public KV {
  public:
   explicit EtcdStore(std::shared_ptr<Connection> connection) : connection_(std::move(connection)) {}
+  ~EtcdStore() override { in_flight_->WaitIdle(); }  // bounded by the request timeout
 
   util::Status Init();
 
@@ -276,13 +319,13 @@ class EtcdStore final : public KV {
       done(s);
       return;
     }
-    auto t = std::make_shared<AsyncTxn>();
+    auto t = std::make_shared<AsyncTxn>(in_flight_);
     ToEtcd(req, &t->request);
     if (auto s = CheckSize(t->request.ByteSizeLong()); !s.ok()) {
       done(s);
       return;
     }
-    t->connection = connection_;
+    t->connection = connection_.get();
     t->read_only = IsReadOnly(req);
     t->max_range_revision = MaxRangeRevision(req);
     t->done = std::move(done);
@@ -330,6 +373,7 @@ class EtcdStore final : public KV {
   }
 
   const std::shared_ptr<Connection> connection_;
+  const std::shared_ptr<InFlight> in_flight_ = std::make_shared<InFlight>();
 };
 
 util::Status EtcdStore::Init() {
