@@ -14,7 +14,7 @@ namespace {
 
 // A watch response: the CacheWatcher's items encoded as watch frames. JSON frames are the
 // cache's shared bytes; Table frames (kubectl get -w) are built per watcher.
-class WatchResponseStream final : public ResponseStream {
+class WatchResponseStream final : public ResponseStream, public WatchEventSource {
  public:
   WatchResponseStream(std::shared_ptr<CacheWatcher> watcher, const api::ResourceInfo& info,
                       std::optional<TableOptions> table, util::Gauge* open)
@@ -36,7 +36,34 @@ class WatchResponseStream final : public ResponseStream {
     auto r = watcher_->Poll(&items, std::move(wake));
     if (r == CacheWatcher::PollResult::kEnd) return PollResult::kEnd;
     if (r == CacheWatcher::PollResult::kPending) return PollResult::kPending;
-    for (const WatchItem& item : items) out->push_back(Encode(item));
+    for (const WatchItem& item : items) {
+      if (item.event && !table_ &&
+          (!convert_ || !NeedsVersionConversion(info_, *item.event->object()->json))) {
+        item.event->AppendFrame(item.as, out);  // the cache's bytes, not a copy
+      } else {
+        out->push_back(Encode(item));
+      }
+    }
+    return PollResult::kData;
+  }
+
+  PollResult PollEvents(std::vector<WatchEventSource::Event>* out,
+                        std::function<void()> wake) override {
+    std::vector<WatchItem> items;
+    auto r = watcher_->Poll(&items, std::move(wake));
+    if (r == CacheWatcher::PollResult::kEnd) return PollResult::kEnd;
+    if (r == CacheWatcher::PollResult::kPending) return PollResult::kPending;
+    for (const WatchItem& item : items) {
+      // Plain JSON objects as stored are shared; everything else goes as bytes.
+      if (item.event && !table_ &&
+          (!convert_ || !NeedsVersionConversion(info_, *item.event->object()->json))) {
+        if (auto decoded = item.event->object()->Decoded(); decoded.ok()) {
+          out->push_back({WatchEventTypeName(item.as), std::move(*decoded), nullptr});
+          continue;
+        }
+      }
+      out->push_back({{}, nullptr, Encode(item)});
+    }
     return PollResult::kData;
   }
 
@@ -67,12 +94,16 @@ class WatchResponseStream final : public ResponseStream {
       return std::make_shared<const std::string>(json::serialize(frame) + "\n");
     }
     if (!table_) {
-      if (!convert_ || !NeedsVersionConversion(info_, *item.event->object()->json)) {
-        return item.event->Frame(item.as);
-      }
-      // Served in another version than stored: the frame is this watcher's own.
+      // Served in another version than stored (plain JSON frames are AppendFrame's): the frame
+      // is this watcher's own.
       auto parsed = item.event->object()->Parse();
-      if (!parsed.ok()) return item.event->Frame(item.as);
+      if (!parsed.ok()) {
+        std::vector<std::shared_ptr<const std::string>> parts;
+        item.event->AppendFrame(item.as, &parts);
+        std::string frame;
+        for (const auto& p : parts) frame += *p;
+        return std::make_shared<const std::string>(std::move(frame));
+      }
       parsed->SetGvk({info_.gvr.group, info_.gvr.version, kind_});
       json::object frame;
       frame["type"] = std::string(WatchEventTypeName(item.as));

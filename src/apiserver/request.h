@@ -14,6 +14,10 @@
 #include <utility>
 #include <vector>
 
+namespace converge::api {
+class Object;
+}  // namespace converge::api
+
 namespace converge::apiserver {
 
 // Who made a request, as established by authentication.
@@ -68,6 +72,26 @@ class ResponseStream {
                           std::function<void()> wake) = 0;
   // The client went away or the transport is shutting down; release resources.
   virtual void Close() = 0;
+};
+
+// Implemented by the streams of watch responses, besides ResponseStream: the in-process
+// transport reads the events as the objects the watch cache holds (CachedObject::Decoded, shared
+// by every in-process reader) instead of bytes each reader would parse into a copy of its own.
+// Events the stream cannot hand over as a shared object (bookmarks, tables, converted custom
+// resources) come as their frame.
+//
+// Thread-safety: as ResponseStream (Poll and PollEvents are not mixed on one stream).
+class WatchEventSource {
+ public:
+  struct Event {
+    std::string_view type;                      // "ADDED", "MODIFIED", "DELETED"; empty: frame
+    std::shared_ptr<const api::Object> object;  // set with `type`
+    std::shared_ptr<const std::string> frame;   // set without `type`: one whole watch document
+  };
+  virtual ~WatchEventSource() = default;
+  // As ResponseStream::Poll, appending events.
+  virtual ResponseStream::PollResult PollEvents(std::vector<Event>* out,
+                                                std::function<void()> wake) = 0;
 };
 
 struct Response {

@@ -312,10 +312,9 @@ std::optional<std::string> APIServer::PodNode(std::string_view ns, std::string_v
   ResourceStorage* pods = Storage({"", "v1", "pods"});
   if (!pods) return std::nullopt;
   std::string key = StorageKey(pods->info(), ns, name);
-  auto node_of = [](const CachedObject& pod) {
-    auto parsed = pod.Parse();
-    return parsed.ok() ? std::string(api::FindString(parsed->doc(), {"spec", "nodeName"}))
-                       : std::string();
+  // spec.nodeName is a selectable field: the cache entry holds it, no parse needed.
+  auto node_of = [pods](const CachedObject& pod) {
+    return pod.FieldValue(pods->info(), "spec.nodeName");
   };
   if (CachedObjectPtr cached = pods->cache()->Get(key)) {
     std::string node = node_of(*cached);

@@ -131,17 +131,29 @@ std::string ResourceStorage::Now() const {
   return util::FormatRfc3339(options_.clock->WallNow());
 }
 
-ApiOr<std::string> ResourceStorage::Encode(const api::Object& obj) const {
-  json::object doc = obj.doc();
-  if (auto it = doc.find("metadata"); it != doc.end() && it->value().is_object()) {
-    it->value().get_object().erase("resourceVersion");
-  }
-  std::string out = json::serialize(doc);
-  if (out.size() > options_.max_object_bytes) {
+ApiOr<EncodedObject> ResourceStorage::Encode(const api::Object& obj) const {
+  EncodedObject out = EncodeObject(obj.doc());
+  if (out.json.size() > options_.max_object_bytes) {
     return RequestEntityTooLarge("object is larger than the maximum of " +
                                  std::to_string(options_.max_object_bytes) + " bytes");
   }
   return out;
+}
+
+ApiOr<std::shared_ptr<PendingWrite>> ResourceStorage::Prepare(const std::string& key,
+                                                              const api::Object& obj) const {
+  auto encoded = Encode(obj);
+  if (!encoded.ok()) return encoded.error();
+  return std::make_shared<PendingWrite>(info_, key, obj, std::move(*encoded));
+}
+
+util::StatusOr<store::TxnResponse> ResourceStorage::CommitOffered(
+    const store::TxnRequest& txn, const std::shared_ptr<PendingWrite>& write,
+    util::Histogram* latency) {
+  cache_->Offer(write);
+  auto resp = Timed(latency, [&] { return kv_->Txn(txn); });
+  cache_->Withdraw(write);
+  return resp;
 }
 
 std::optional<ApiError> ResourceStorage::RunAdmission(const char* operation, const std::string& ns,
@@ -200,7 +212,17 @@ ApiOr<std::optional<ResourceStorage::Current>> ResourceStorage::ReadCurrent(
   auto obj = api::Object::Parse(kv.value);
   if (!obj.ok()) return InternalError("stored object " + key + " is corrupt");
   obj->set_resource_version(std::to_string(kv.mod_revision));
-  return std::optional<Current>(Current{std::move(*obj), kv.mod_revision});
+  return std::optional<Current>(
+      Current{std::make_shared<const api::Object>(std::move(*obj)), kv.mod_revision, false});
+}
+
+std::optional<ResourceStorage::Current> ResourceStorage::CachedCurrent(
+    const std::string& key) const {
+  CachedObjectPtr cached = cache_->Get(key);
+  if (!cached) return std::nullopt;
+  auto decoded = cached->Decoded();
+  if (!decoded.ok()) return std::nullopt;
+  return Current{std::move(*decoded), cached->revision, true};
 }
 
 ApiOr<CachedObjectPtr> ResourceStorage::Create(const std::string& ns, api::Object obj,
@@ -241,18 +263,15 @@ ApiOr<CachedObjectPtr> ResourceStorage::Create(const std::string& ns, api::Objec
 
   for (int attempt = 0;; ++attempt) {
     std::string key = StorageKey(*info_, ns, obj.name());
-    auto value = Encode(obj);
-    if (!value.ok()) return value.error();
+    auto write = Prepare(key, obj);
+    if (!write.ok()) return write.error();
     store::TxnRequest txn;
     txn.compare.push_back(
         {key, "", store::Compare::Target::kCreateRevision, store::Compare::Result::kEqual, 0, ""});
-    txn.success.push_back(store::PutRequest{key, std::move(*value), false, 0});
-    auto resp = Timed(store_latency_.create, [&] { return kv_->Txn(txn); });
+    txn.success.push_back(store::PutRequest{key, (*write)->json(), false, 0});
+    auto resp = CommitOffered(txn, *write, store_latency_.create);
     if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), obj.name());
-    if (resp->succeeded) {
-      return CachedObject::FromObject(*info_, std::move(key), std::move(obj),
-                                      resp->header_revision);
-    }
+    if (resp->succeeded) return (*write)->Entry(resp->header_revision);
     if (!generated || attempt + 1 >= kGenerateNameAttempts) {
       return AlreadyExists(info_->gvr.Gr(), obj.name());
     }
@@ -444,10 +463,29 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
                                                              bool allow_create) {
   const std::string key = StorageKey(*info_, ns, name);
   const bool status_update = ctx.subresource == "status";
+  // The first attempt starts from the watch cache's version; anything that version decides
+  // alone — an error, "nothing changed", a failed compare — is checked again against a fresh
+  // read from the store before it is believed (upstream's GuaranteedUpdate does the same).
+  bool try_cache = !ctx.dry_run;
   for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
-    auto current = ReadCurrent(key);
-    if (!current.ok()) return current.error();
-    if (!*current) {
+    std::optional<Current> current;
+    if (try_cache) current = CachedCurrent(key);
+    if (!current) {
+      try_cache = false;
+      auto read = ReadCurrent(key);
+      if (!read.ok()) return read.error();
+      current = std::move(*read);
+    }
+    const bool guess = current && current->from_cache;
+    // Returns `error` unless the decision was made on a guess: then retry from the store.
+    auto settle = [&](ApiError error) -> std::optional<ApiError> {
+      if (guess) {
+        try_cache = false;
+        return std::nullopt;
+      }
+      return error;
+    };
+    if (!current) {
       if (!ctx.force_allow_create && (!allow_create || !strategy_->AllowCreateOnUpdate())) {
         return NotFound(info_->gvr.Gr(), name);
       }
@@ -464,15 +502,19 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
       }
       return UpdateResult{std::move(*created), true};
     }
-    const api::Object& old = (*current)->object;
+    const api::Object& old = *current->object;
     auto desired_or = fn(&old);
-    if (!desired_or.ok()) return desired_or.error();
+    if (!desired_or.ok()) {
+      if (auto e = settle(desired_or.error())) return *e;
+      continue;
+    }
     api::Object obj = std::move(*desired_or);
 
     // Optimistic concurrency: a resourceVersion in the request must match the stored one.
     const bool pinned = !obj.resource_version().empty();
     if (pinned && obj.resource_version() != old.resource_version()) {
-      return ConflictModified(info_->gvr.Gr(), name);
+      if (auto e = settle(ConflictModified(info_->gvr.Gr(), name))) return *e;
+      continue;
     }
     if (!pinned && !strategy_->AllowUnconditionalUpdate()) {
       return Invalid(info_->Gvk(), name,
@@ -499,40 +541,60 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
       causes = status_update ? strategy_->ValidateStatusUpdate(obj, old)
                              : strategy_->ValidateUpdate(obj, old);
     }
-    if (!causes.empty()) return Invalid(info_->Gvk(), name, std::move(causes));
-    if (auto err = RunAdmission("UPDATE", ns, name, &obj, &old, ctx)) return *err;
+    if (!causes.empty()) {
+      if (auto e = settle(Invalid(info_->Gvk(), name, std::move(causes)))) return *e;
+      continue;
+    }
+    if (auto err = RunAdmission("UPDATE", ns, name, &obj, &old, ctx)) {
+      if (auto e = settle(std::move(*err))) return *e;
+      continue;
+    }
 
     // Nothing changed: no write, no new resourceVersion, no watch event.
     obj.set_resource_version(old.resource_version());
     if (obj.doc() == old.doc()) {
+      if (guess) {  // unchanged from the cache's version, which may be behind the store
+        try_cache = false;
+        continue;
+      }
       return UpdateResult{
-          CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision), false};
+          CachedObject::FromObject(*info_, key, std::move(obj), current->mod_revision), false};
     }
     if (ctx.dry_run) {
       return UpdateResult{
-          CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision), false};
+          CachedObject::FromObject(*info_, key, std::move(obj), current->mod_revision), false};
     }
     store::TxnRequest txn;
     txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
-                           store::Compare::Result::kEqual, (*current)->mod_revision, ""});
+                           store::Compare::Result::kEqual, current->mod_revision, ""});
     // The last finalizer of an object being deleted (with no grace period left) removes it.
     const bool remove = obj.being_deleted() && strategy_->ReadyToDelete(obj) &&
                         api::FindInt(obj.doc(), {"metadata", "deletionGracePeriodSeconds"}) == 0;
+    std::shared_ptr<PendingWrite> write;
     if (remove) {
       txn.success.push_back(store::DeleteRangeRequest{key, "", false});
     } else {
-      auto value = Encode(obj);
-      if (!value.ok()) return value.error();
-      txn.success.push_back(store::PutRequest{key, std::move(*value), false, 0});
+      auto prepared = Prepare(key, obj);
+      if (!prepared.ok()) return prepared.error();
+      write = std::move(*prepared);
+      txn.success.push_back(store::PutRequest{key, write->json(), false, 0});
     }
-    auto resp = Timed(store_latency_.update, [&] { return kv_->Txn(txn); });
+    auto resp = write ? CommitOffered(txn, write, store_latency_.update)
+                      : Timed(store_latency_.update, [&] { return kv_->Txn(txn); });
     if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
     if (!resp->succeeded) {
+      if (guess) {
+        try_cache = false;
+        continue;
+      }
       if (pinned) return ConflictModified(info_->gvr.Gr(), name);
       continue;  // someone wrote in between; re-read and re-apply
     }
-    return UpdateResult{
-        CachedObject::FromObject(*info_, key, std::move(obj), resp->header_revision), false};
+    if (remove) {
+      return UpdateResult{
+          CachedObject::FromObject(*info_, key, std::move(obj), resp->header_revision), false};
+    }
+    return UpdateResult{write->Entry(resp->header_revision), false};
   }
   return ConflictModified(info_->gvr.Gr(), name);
 }
@@ -551,24 +613,40 @@ ApiOr<DeleteResult> ResourceStorage::Delete(const std::string& ns, const std::st
                    {FieldInvalid("gracePeriodSeconds", json::value(*options.grace_period_seconds),
                                  "must be greater than or equal to 0")});
   }
+  // As in Update: start from the watch cache's version; what it decides alone is checked again
+  // against a fresh store read.
+  bool try_cache = !options.dry_run;
   for (int attempt = 0; attempt < kUpdateAttempts; ++attempt) {
-    auto current = ReadCurrent(key);
-    if (!current.ok()) return current.error();
-    if (!*current) return NotFound(info_->gvr.Gr(), name);
-    const api::Object& old = (*current)->object;
+    std::optional<Current> cur;
+    if (try_cache) cur = CachedCurrent(key);
+    if (!cur) {
+      try_cache = false;
+      auto read = ReadCurrent(key);
+      if (!read.ok()) return read.error();
+      if (!*read) return NotFound(info_->gvr.Gr(), name);
+      cur = std::move(*read);
+    }
+    const bool guess = cur->from_cache;
+    const api::Object& old = *cur->object;
+    std::optional<ApiError> refused;
     if (!options.precondition_uid.empty() && options.precondition_uid != old.uid()) {
-      return Conflict(info_->gvr.Gr(), name,
-                      "Precondition failed: UID in precondition: " + options.precondition_uid +
-                          ", UID in object meta: " + std::string(old.uid()));
+      refused = Conflict(info_->gvr.Gr(), name,
+                         "Precondition failed: UID in precondition: " + options.precondition_uid +
+                             ", UID in object meta: " + std::string(old.uid()));
+    } else if (!options.precondition_resource_version.empty() &&
+               options.precondition_resource_version != old.resource_version()) {
+      refused = Conflict(info_->gvr.Gr(), name,
+                         "Precondition failed: ResourceVersion in precondition: " +
+                             options.precondition_resource_version +
+                             ", ResourceVersion in meta: " + std::string(old.resource_version()));
+    } else {
+      refused = RunAdmission("DELETE", ns, name, nullptr, &old, ctx);
     }
-    if (!options.precondition_resource_version.empty() &&
-        options.precondition_resource_version != old.resource_version()) {
-      return Conflict(info_->gvr.Gr(), name,
-                      "Precondition failed: ResourceVersion in precondition: " +
-                          options.precondition_resource_version +
-                          ", ResourceVersion in meta: " + std::string(old.resource_version()));
+    if (refused) {
+      if (!guess) return *refused;
+      try_cache = false;
+      continue;
     }
-    if (auto err = RunAdmission("DELETE", ns, name, nullptr, &old, ctx)) return *err;
 
     // Decide: remove now, or mark (deletionTimestamp) and let finalizers / the kubelet finish.
     api::Object obj = old;
@@ -610,36 +688,44 @@ ApiOr<DeleteResult> ResourceStorage::Delete(const std::string& ns, const std::st
         // Nothing left to wait for after all (e.g. grace shortened to 0).
       } else {
         if (!changed || options.dry_run) {
+          if (guess) {  // unchanged from the cache's version, which may be behind the store
+            try_cache = false;
+            continue;
+          }
           return DeleteResult{
-              CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision),
-              false};
+              CachedObject::FromObject(*info_, key, std::move(obj), cur->mod_revision), false};
         }
-        auto value = Encode(obj);
-        if (!value.ok()) return value.error();
+        auto write = Prepare(key, obj);
+        if (!write.ok()) return write.error();
         store::TxnRequest txn;
         txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
-                               store::Compare::Result::kEqual, (*current)->mod_revision, ""});
-        txn.success.push_back(store::PutRequest{key, std::move(*value), false, 0});
-        auto resp = Timed(store_latency_.update, [&] { return kv_->Txn(txn); });
+                               store::Compare::Result::kEqual, cur->mod_revision, ""});
+        txn.success.push_back(store::PutRequest{key, (*write)->json(), false, 0});
+        auto resp = CommitOffered(txn, *write, store_latency_.update);
         if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
-        if (!resp->succeeded) continue;
-        return DeleteResult{
-            CachedObject::FromObject(*info_, key, std::move(obj), resp->header_revision), false};
+        if (!resp->succeeded) {
+          try_cache = false;
+          continue;
+        }
+        return DeleteResult{(*write)->Entry(resp->header_revision), false};
       }
     }
     if (options.dry_run) {
-      return DeleteResult{
-          CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision), true};
+      return DeleteResult{CachedObject::FromObject(*info_, key, std::move(obj), cur->mod_revision),
+                          true};
     }
     store::TxnRequest txn;
     txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
-                           store::Compare::Result::kEqual, (*current)->mod_revision, ""});
+                           store::Compare::Result::kEqual, cur->mod_revision, ""});
     txn.success.push_back(store::DeleteRangeRequest{key, "", false});
     auto resp = Timed(store_latency_.remove, [&] { return kv_->Txn(txn); });
     if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
-    if (!resp->succeeded) continue;
-    return DeleteResult{
-        CachedObject::FromObject(*info_, key, std::move(obj), (*current)->mod_revision), true};
+    if (!resp->succeeded) {
+      try_cache = false;
+      continue;
+    }
+    return DeleteResult{CachedObject::FromObject(*info_, key, std::move(obj), cur->mod_revision),
+                        true};
   }
   return ConflictModified(info_->gvr.Gr(), name);
 }

@@ -128,11 +128,26 @@ class ResourceStorage {
 
  private:
   struct Current {
-    api::Object object;
+    api::ObjectPtr object;  // never modified: possibly the cache's shared decoded copy
     store::Revision mod_revision = 0;
+    bool from_cache = false;  // a guess: only the store's compare on mod_revision confirms it
   };
   // A fresh read from the store; nullopt when absent.
   ApiOr<std::optional<Current>> ReadCurrent(const std::string& key);
+  // The watch cache's version (upstream's cachedExistingObject): a read-modify-write starts
+  // from it, sparing a store read and a parse (in-process informers usually hold the decoded
+  // object already). A stale guess costs a retry from a fresh store read. nullopt when the cache
+  // lacks the object.
+  std::optional<Current> CachedCurrent(const std::string& key) const;
+  // Runs `txn`, whose put is `write`'s bytes, with `write` offered to the watch cache meanwhile
+  // (so that the cache need not parse and encode the stored bytes again); the store's latency is
+  // recorded in `latency`.
+  util::StatusOr<store::TxnResponse> CommitOffered(const store::TxnRequest& txn,
+                                                   const std::shared_ptr<PendingWrite>& write,
+                                                   util::Histogram* latency);
+  // The pending write of `obj` at `key`, or the error of encoding it.
+  ApiOr<std::shared_ptr<PendingWrite>> Prepare(const std::string& key,
+                                               const api::Object& obj) const;
   ApiOr<ListResult> ListFromStore(const ListOptions& options, store::Revision revision,
                                   const std::string& start_key);
   ApiOr<ListResult> ListFromCache(const ListOptions& options, const std::string& start_key);
@@ -147,8 +162,8 @@ class ResourceStorage {
                                      const api::Object* old, const WriteContext& ctx) const;
   // Records the write in obj's metadata.managedFields as the context asks (old: null on create).
   void TrackManagedFields(const api::Object* old, api::Object& obj, const WriteContext& ctx) const;
-  // Serialized form for the store: the object without resourceVersion.
-  ApiOr<std::string> Encode(const api::Object& obj) const;
+  // Serialized form for the store: the object without resourceVersion (cached_object.h).
+  ApiOr<EncodedObject> Encode(const api::Object& obj) const;
   std::string Now() const;
 
   const std::shared_ptr<const api::ResourceInfo> info_;

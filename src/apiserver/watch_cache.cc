@@ -9,81 +9,6 @@ namespace converge::apiserver {
 namespace json = boost::json;
 
 // ---------------------------------------------------------------------------------------------
-// Keys
-
-std::string StorageKey(const api::ResourceInfo& info, std::string_view ns, std::string_view name) {
-  std::string key = info.storage_prefix;
-  key += '/';
-  if (info.namespaced) {
-    key += ns;
-    key += '/';
-  }
-  key += name;
-  return key;
-}
-
-std::string StoragePrefix(const api::ResourceInfo& info, std::string_view ns) {
-  std::string key = info.storage_prefix;
-  key += '/';
-  if (info.namespaced && !ns.empty()) {
-    key += ns;
-    key += '/';
-  }
-  return key;
-}
-
-api::ObjectKey KeyFromStorageKey(const api::ResourceInfo& info, std::string_view storage_key) {
-  std::string_view rest =
-      storage_key.substr(std::min(storage_key.size(), info.storage_prefix.size() + 1));
-  if (!info.namespaced) return {"", std::string(rest)};
-  auto slash = rest.find('/');
-  if (slash == std::string_view::npos) return {"", std::string(rest)};
-  return {std::string(rest.substr(0, slash)), std::string(rest.substr(slash + 1))};
-}
-
-// ---------------------------------------------------------------------------------------------
-// CachedObject
-
-util::StatusOr<api::Object> CachedObject::Parse() const {
-  return api::Object::Parse(*json);
-}
-
-std::string CachedObject::FieldValue(const api::ResourceInfo& info, std::string_view field) const {
-  if (field == "metadata.name") return key.name;
-  if (field == "metadata.namespace") return key.ns;
-  for (size_t i = 0; i < info.selectable_fields.size() && i < field_values.size(); ++i) {
-    if (info.selectable_fields[i] == field) return field_values[i];
-  }
-  return "";
-}
-
-CachedObjectPtr CachedObject::FromObject(const api::ResourceInfo& info, std::string storage_key,
-                                         api::Object obj, store::Revision revision) {
-  auto c = std::make_shared<CachedObject>();
-  c->key = KeyFromStorageKey(info, storage_key);
-  c->storage_key = std::move(storage_key);
-  c->revision = revision;
-  obj.set_resource_version(std::to_string(revision));
-  if (const json::object* l = obj.labels()) c->labels = *l;
-  c->field_values.reserve(info.selectable_fields.size());
-  for (const std::string& f : info.selectable_fields) {
-    c->field_values.push_back(api::FieldValue(obj.doc(), f));
-  }
-  c->json = std::make_shared<const std::string>(obj.Serialize());
-  return c;
-}
-
-util::StatusOr<CachedObjectPtr> CachedObject::FromKeyValue(const api::ResourceInfo& info,
-                                                           const store::KeyValue& kv) {
-  auto obj = api::Object::Parse(kv.value);
-  if (!obj.ok()) {
-    return util::DataLoss("stored object at " + kv.key +
-                          " is not valid JSON: " + obj.status().message());
-  }
-  return FromObject(info, kv.key, std::move(*obj), kv.mod_revision);
-}
-
-// ---------------------------------------------------------------------------------------------
 // WatchEvent
 
 std::string_view WatchEventTypeName(WatchEventType t) {
@@ -100,20 +25,23 @@ std::string_view WatchEventTypeName(WatchEventType t) {
 WatchEvent::WatchEvent(WatchEventType type, CachedObjectPtr object, CachedObjectPtr prev)
     : type_(type), object_(std::move(object)), prev_(std::move(prev)) {}
 
-std::shared_ptr<const std::string> WatchEvent::Frame(WatchEventType as) const {
-  int idx = static_cast<int>(as);
-  std::lock_guard lock(mu_);
-  if (!frames_[idx]) {
-    std::string f;
-    f.reserve(object_->json->size() + 40);
-    f += R"({"type":")";
-    f += WatchEventTypeName(as);
-    f += R"(","object":)";
-    f += *object_->json;
-    f += "}\n";
-    frames_[idx] = std::make_shared<const std::string>(std::move(f));
-  }
-  return frames_[idx];
+void WatchEvent::AppendFrame(WatchEventType as,
+                             std::vector<std::shared_ptr<const std::string>>* out) const {
+  static const auto* heads = [] {
+    auto* h = new std::vector<std::shared_ptr<const std::string>>();
+    for (WatchEventType t :
+         {WatchEventType::kAdded, WatchEventType::kModified, WatchEventType::kDeleted,
+          WatchEventType::kBookmark, WatchEventType::kError}) {
+      h->push_back(std::make_shared<const std::string>(
+          R"({"type":")" + std::string(WatchEventTypeName(t)) + R"(","object":)"));
+    }
+    return h;
+  }();
+  static const auto* tail =
+      new std::shared_ptr<const std::string>(std::make_shared<const std::string>("}\n"));
+  out->push_back((*heads)[static_cast<size_t>(as)]);
+  out->push_back(object_->json);
+  out->push_back(*tail);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -296,6 +224,39 @@ util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filt
   return w;
 }
 
+void WatchCache::Offer(std::shared_ptr<PendingWrite> write) {
+  std::lock_guard lock(offers_mu_);
+  std::string key = write->storage_key();
+  offers_.emplace(std::move(key), std::move(write));
+}
+
+void WatchCache::Withdraw(const std::shared_ptr<PendingWrite>& write) {
+  std::lock_guard lock(offers_mu_);
+  auto [first, last] = offers_.equal_range(write->storage_key());
+  for (auto it = first; it != last; ++it) {
+    if (it->second == write) {
+      offers_.erase(it);
+      return;
+    }
+  }
+}
+
+CachedObjectPtr WatchCache::TakeOffer(const store::KeyValue& kv) {
+  std::shared_ptr<PendingWrite> taken;
+  {
+    std::lock_guard lock(offers_mu_);
+    auto [first, last] = offers_.equal_range(kv.key);
+    for (auto it = first; it != last; ++it) {
+      if (it->second->json() == kv.value) {
+        taken = std::move(it->second);
+        offers_.erase(it);
+        break;
+      }
+    }
+  }
+  return taken ? taken->Entry(kv.mod_revision) : nullptr;
+}
+
 void WatchCache::Reset(std::vector<CachedObjectPtr> objects, store::Revision revision) {
   std::vector<std::function<void()>> wakes;
   {
@@ -368,6 +329,10 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
   changes.reserve(events.size());
   for (const store::Event& e : events) {
     if (e.type == store::Event::Type::kPut) {
+      if (CachedObjectPtr offered = TakeOffer(*e.kv)) {
+        changes.push_back({&e, std::move(offered)});
+        continue;
+      }
       auto obj = CachedObject::FromKeyValue(*info_, *e.kv);
       if (!obj.ok()) {
         spdlog::error("watch cache {}: {}", info_->storage_prefix, obj.status().ToString());
@@ -397,14 +362,9 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
       } else {
         if (!prev) continue;  // deleting something we never saw (filtered earlier): nothing to say
         objects_.erase(it);
-        // DELETED carries the last state with the deletion's resourceVersion. Re-encoding
-        // is needed for the new resourceVersion; done under the lock but deletes are rarer.
-        auto parsed = prev->Parse();
-        CachedObjectPtr last =
-            parsed.ok() ? CachedObject::FromObject(*info_, prev->storage_key, std::move(*parsed),
-                                                   c.ev->kv->mod_revision)
-                        : prev;
-        ev = std::make_shared<WatchEvent>(WatchEventType::kDeleted, last, prev);
+        // DELETED carries the last state with the deletion's resourceVersion (spliced in).
+        ev = std::make_shared<WatchEvent>(WatchEventType::kDeleted,
+                                          prev->WithRevision(c.ev->kv->mod_revision), prev);
       }
       AddHistoryLocked(ev);
       DispatchLocked(ev, &wakes);

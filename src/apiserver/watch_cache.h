@@ -21,7 +21,8 @@
 //   - revision(): every event up to it has been applied. WaitForRevision lets a reader ask for a
 //     state at least as new as the store's current revision (a consistent read from the cache).
 //
-// Lock order: Cacher::dispatch_mu_ → Cacher::caches_mu_ → WatchCache::mu_ → CacheWatcher::mu_.
+// Lock order: Cacher::dispatch_mu_ → Cacher::caches_mu_ → WatchCache::mu_ → CacheWatcher::mu_;
+// WatchCache::offers_mu_ is taken alone.
 // Wake callbacks run with no lock held.
 #pragma once
 
@@ -45,43 +46,18 @@
 #include "api/labels.h"
 #include "api/object.h"
 #include "api/resource.h"
+#include "apiserver/cached_object.h"
 #include "apiserver/request.h"
 #include "store/kv.h"
 #include "util/clock.h"
 
 namespace converge::apiserver {
 
-// One object version as the cache holds it: serialized once, plus what filters need.
-// Immutable once built; shared by the cache, its history and every watcher.
-struct CachedObject {
-  std::string storage_key;
-  api::ObjectKey key;
-  store::Revision revision = 0;             // metadata.resourceVersion
-  std::shared_ptr<const std::string> json;  // the full object, resourceVersion set
-  boost::json::object labels;
-  // Values of the resource's selectable fields (ResourceInfo::selectable_fields), same order.
-  std::vector<std::string> field_values;
-
-  // Parses `json` (the cache keeps only bytes: parsed objects cost 3-5x the memory).
-  util::StatusOr<api::Object> Parse() const;
-  // The value a field selector compares for `field`.
-  std::string FieldValue(const api::ResourceInfo& info, std::string_view field) const;
-
-  // Builds a cache entry from an object, setting metadata.resourceVersion to `revision`.
-  static std::shared_ptr<const CachedObject> FromObject(const api::ResourceInfo& info,
-                                                        std::string storage_key, api::Object obj,
-                                                        store::Revision revision);
-  // Builds a cache entry from a stored key-value (its mod_revision becomes the resourceVersion).
-  static util::StatusOr<std::shared_ptr<const CachedObject>> FromKeyValue(
-      const api::ResourceInfo& info, const store::KeyValue& kv);
-};
-using CachedObjectPtr = std::shared_ptr<const CachedObject>;
-
 enum class WatchEventType { kAdded, kModified, kDeleted, kBookmark, kError };
 std::string_view WatchEventTypeName(WatchEventType t);
 
-// One change, as every watcher of its resource sees it. Frames are encoded lazily, once per type
-// (a selector can turn a MODIFIED into an ADDED or DELETED for one watcher).
+// One change, as every watcher of its resource sees it (a selector can turn a MODIFIED into an
+// ADDED or DELETED for one watcher).
 class WatchEvent {
  public:
   WatchEvent(WatchEventType type, CachedObjectPtr object, CachedObjectPtr prev);
@@ -89,15 +65,15 @@ class WatchEvent {
   const CachedObjectPtr& object() const { return object_; }
   const CachedObjectPtr& prev() const { return prev_; }  // null for ADDED
   store::Revision revision() const { return object_->revision; }
-  // `{"type":"<as>","object":<object>}\n`
-  std::shared_ptr<const std::string> Frame(WatchEventType as) const;
+  // `{"type":"<as>","object":<object>}\n` as three chunks: a constant head, the object's shared
+  // bytes and a constant tail, so that no frame copies the object (transports write chunks as
+  // one piece).
+  void AppendFrame(WatchEventType as, std::vector<std::shared_ptr<const std::string>>* out) const;
 
  private:
   const WatchEventType type_;
   const CachedObjectPtr object_;
   const CachedObjectPtr prev_;
-  mutable std::mutex mu_;
-  mutable std::shared_ptr<const std::string> frames_[3];  // guarded by mu_
 };
 using WatchEventPtr = std::shared_ptr<const WatchEvent>;
 
@@ -196,6 +172,12 @@ class WatchCache {
   util::StatusOr<std::shared_ptr<CacheWatcher>> Watch(WatchFilter filter, WatchOptions options,
                                                       size_t buffer);
 
+  // A write about to be committed (cached_object.h): Apply takes its entry for the put of
+  // exactly those bytes instead of parsing and encoding them again. The writer withdraws it once
+  // its transaction is done, whatever the outcome.
+  void Offer(std::shared_ptr<PendingWrite> write);
+  void Withdraw(const std::shared_ptr<PendingWrite>& write);
+
   // --- dispatcher side ---
   // Replaces the whole state (initial load, relist after compaction). Terminates every watcher.
   void Reset(std::vector<CachedObjectPtr> objects, store::Revision revision);
@@ -215,8 +197,15 @@ class WatchCache {
   void DispatchLocked(const WatchEventPtr& ev, std::vector<std::function<void()>>* wakes);
   void AddHistoryLocked(WatchEventPtr ev);
 
+  // The entry of the offered write that put exactly `kv`, if any (the offer is removed).
+  CachedObjectPtr TakeOffer(const store::KeyValue& kv);
+
   const std::shared_ptr<const api::ResourceInfo> info_;
   const WatchCacheOptions options_;
+
+  std::mutex offers_mu_;
+  // Writes in flight, by storage key (several writers may race on one key).
+  std::unordered_multimap<std::string, std::shared_ptr<PendingWrite>> offers_;  // offers_mu_
 
   mutable std::mutex mu_;
   std::map<std::string, CachedObjectPtr, std::less<>> objects_;  // guarded by mu_
@@ -294,13 +283,5 @@ class Cacher {
   std::jthread thread_;
   std::jthread ticker_;
 };
-
-// Storage key helpers: "/registry/pods/default/web".
-std::string StorageKey(const api::ResourceInfo& info, std::string_view ns, std::string_view name);
-// The key prefix for listing a namespace ("/registry/pods/default/") or everything
-// ("/registry/pods/").
-std::string StoragePrefix(const api::ResourceInfo& info, std::string_view ns);
-// The ObjectKey of a storage key under `info`'s prefix.
-api::ObjectKey KeyFromStorageKey(const api::ResourceInfo& info, std::string_view storage_key);
 
 }  // namespace converge::apiserver

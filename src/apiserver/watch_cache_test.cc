@@ -15,6 +15,8 @@
 namespace converge::apiserver {
 namespace {
 
+namespace json = boost::json;
+
 std::shared_ptr<const api::ResourceInfo> ConfigMaps() {
   for (const api::ResourceInfo& info : api::BuiltinResources()) {
     if (info.gvr.resource == "configmaps") return std::make_shared<api::ResourceInfo>(info);
@@ -27,18 +29,24 @@ std::string Json(const std::string& name, const std::string& app) {
          R"(","namespace":"default","labels":{"app":")" + app + R"("}}})";
 }
 
-store::Event Put(const std::string& name, const std::string& app, store::Revision revision,
-                 store::Revision created) {
+// The store's event for a put of `value` at "default/<name>".
+store::Event PutValue(const std::string& name, std::string value, store::Revision revision,
+                      store::Revision created) {
   store::Event e;
   e.type = store::Event::Type::kPut;
   auto kv = std::make_shared<store::KeyValue>();
   kv->key = "/registry/configmaps/default/" + name;
-  kv->value = Json(name, app);
+  kv->value = std::move(value);
   kv->create_revision = created;
   kv->mod_revision = revision;
   kv->version = revision - created + 1;
   e.kv = kv;
   return e;
+}
+
+store::Event Put(const std::string& name, const std::string& app, store::Revision revision,
+                 store::Revision created) {
+  return PutValue(name, Json(name, app), revision, created);
 }
 
 // Everything queued for a watcher now (it never waits).
@@ -96,12 +104,85 @@ TEST_F(WatchCacheTest, EveryWatcherGetsTheSameEncodedBytes) {
   ASSERT_EQ(a.size(), 1u);
   ASSERT_EQ(b.size(), 1u);
   EXPECT_EQ(a[0].event.get(), b[0].event.get());
-  // One frame per event and type: the same string, not a copy.
-  EXPECT_EQ(a[0].event->Frame(a[0].as).get(), b[0].event->Frame(b[0].as).get());
+  // The frame's object chunk is the cache's one string, not a copy, for every watcher.
+  std::vector<std::shared_ptr<const std::string>> fa, fb;
+  a[0].event->AppendFrame(a[0].as, &fa);
+  b[0].event->AppendFrame(b[0].as, &fb);
+  ASSERT_EQ(fa.size(), 3u);
+  ASSERT_EQ(fb.size(), 3u);
+  for (size_t i = 0; i < fa.size(); ++i) EXPECT_EQ(fa[i].get(), fb[i].get());
+  EXPECT_EQ(fa[1].get(), a[0].event->object()->json.get());
   EXPECT_EQ(
-      *a[0].event->Frame(a[0].as),
+      *fa[0] + *fa[1] + *fa[2],
       R"({"type":"MODIFIED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default","labels":{"app":"web"},"resourceVersion":"2"}}})"
       "\n");
+}
+
+// The write whose bytes the store's event carries: the cache takes the writer's entry (no parse,
+// no second encoding), so the writer's response and every watcher share one CachedObject.
+void Offer(WatchCache& cache, std::shared_ptr<PendingWrite>* holder, const std::string& name,
+           const std::string& app) {
+  auto obj = api::Object::Parse(Json(name, app));
+  EXPECT_TRUE(obj.ok());
+  *holder = std::make_shared<PendingWrite>(ConfigMaps(), "/registry/configmaps/default/" + name,
+                                           *obj, EncodeObject(obj->doc()));
+  cache.Offer(*holder);
+}
+
+TEST_F(WatchCacheTest, AnOfferedWriteBecomesTheCacheEntryItself) {
+  History(1);
+  auto w = cache_.Watch({}, {.from_revision = 1}, 100);
+  ASSERT_TRUE(w.ok());
+  std::shared_ptr<PendingWrite> write;
+  Offer(cache_, &write, "a", "db");
+  // The store keeps the object without resourceVersion: exactly the offered bytes.
+  cache_.Apply({PutValue("a", write->json(), 2, 1)}, 2);
+  cache_.Withdraw(write);
+  CachedObjectPtr entry = write->Entry(2);
+  EXPECT_EQ(cache_.Get("/registry/configmaps/default/a").get(), entry.get());
+  std::vector<WatchItem> items = Drain(**w);
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].event->object().get(), entry.get());
+  EXPECT_EQ(*entry->json, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",)"
+                          R"("namespace":"default","labels":{"app":"db"},"resourceVersion":"2"}})");
+  EXPECT_EQ(json::serialize(entry->labels), R"({"app":"db"})");
+}
+
+TEST_F(WatchCacheTest, OffersOfOtherBytesOrWithdrawnAreNotTaken) {
+  History(1);
+  std::shared_ptr<PendingWrite> lost, withdrawn;
+  Offer(cache_, &lost, "a", "lost");  // a racing writer whose compare failed
+  Offer(cache_, &withdrawn, "a", "db");
+  cache_.Withdraw(withdrawn);
+  cache_.Apply({PutValue("a", withdrawn->json(), 2, 1)}, 2);
+  CachedObjectPtr got = cache_.Get("/registry/configmaps/default/a");
+  ASSERT_NE(got, nullptr);
+  EXPECT_NE(got.get(), withdrawn->Entry(2).get());  // parsed from the store's bytes instead
+  EXPECT_NE(got.get(), lost->Entry(2).get());
+  EXPECT_EQ(got->revision, 2);
+  EXPECT_EQ(json::serialize(got->labels), R"({"app":"db"})");
+  cache_.Withdraw(lost);
+}
+
+TEST_F(WatchCacheTest, DeletedCarriesTheLastStateAtTheDeletionsRevision) {
+  History(2);
+  auto w = cache_.Watch({}, {.from_revision = 2}, 100);
+  ASSERT_TRUE(w.ok());
+  store::Event del;
+  del.type = store::Event::Type::kDelete;
+  auto kv = std::make_shared<store::KeyValue>();
+  kv->key = "/registry/configmaps/default/a";
+  kv->mod_revision = 3;
+  del.kv = kv;
+  cache_.Apply({del}, 3);
+  std::vector<WatchItem> items = Drain(**w);
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].as, WatchEventType::kDeleted);
+  EXPECT_EQ(*items[0].event->object()->json,
+            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",)"
+            R"("namespace":"default","labels":{"app":"web"},"resourceVersion":"3"}})");
+  EXPECT_EQ(items[0].event->prev()->revision, 2);
+  EXPECT_EQ(cache_.Get("/registry/configmaps/default/a"), nullptr);
 }
 
 TEST_F(WatchCacheTest, SelectorsTurnChangesIntoAddedAndDeleted) {

@@ -85,6 +85,11 @@ util::StatusOr<std::optional<WatchEvent>> StreamWatcher::Next() {
   std::vector<std::shared_ptr<const std::string>> chunks;
   while (pending_.empty()) {
     if (ended_) return std::optional<WatchEvent>();
+    if (events_ != nullptr) {
+      CONVERGE_ASSIGN_OR_RETURN(bool more, events_->ReadEvents(&pending_));
+      if (!more) ended_ = true;
+      continue;
+    }
     chunks.clear();
     CONVERGE_ASSIGN_OR_RETURN(bool more, body_->Read(&chunks));
     for (const auto& chunk : chunks) {

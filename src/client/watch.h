@@ -62,14 +62,27 @@ class WatchDecoder {
   bool in_value_ = false;
 };
 
+// Implemented, besides ResponseStream, by the bodies of transports that hold watch events as
+// objects already (the all-in-one server's in-process transport: the API server's watch cache
+// shares its parsed objects with every in-process reader). A StreamWatcher then reads events
+// instead of decoding bytes.
+class EventStream {
+ public:
+  virtual ~EventStream() = default;
+  // As ResponseStream::Read, appending whole events.
+  virtual util::StatusOr<bool> ReadEvents(std::deque<WatchEvent>* out) = 0;
+};
+
 // A Watcher over a streamed HTTP (or in-process) response body.
 class StreamWatcher final : public Watcher {
  public:
-  explicit StreamWatcher(std::unique_ptr<ResponseStream> body) : body_(std::move(body)) {}
+  explicit StreamWatcher(std::unique_ptr<ResponseStream> body)
+      : body_(std::move(body)), events_(dynamic_cast<EventStream*>(body_.get())) {}
   util::StatusOr<std::optional<WatchEvent>> Next() override;
 
  private:
   std::unique_ptr<ResponseStream> body_;
+  EventStream* const events_;  // body_ as an EventStream, or null
   WatchDecoder decoder_;
   std::deque<WatchEvent> pending_;
   bool ended_ = false;

@@ -1,8 +1,12 @@
 #include "server/inprocess_transport.h"
 
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <optional>
+#include <utility>
+
+#include "client/watch.h"
 
 namespace converge::server {
 namespace {
@@ -26,13 +30,15 @@ struct WakeState {
 };
 
 // Reads an apiserver::ResponseStream with the pull protocol of request.h: Poll; on kPending wait
-// for the wake, then Poll again.
-class InProcessResponseStream final : public client::ResponseStream {
+// for the wake, then Poll again. As an EventStream it hands the watch cache's shared objects on
+// (apiserver::WatchEventSource) instead of bytes to parse.
+class InProcessResponseStream final : public client::ResponseStream, public client::EventStream {
  public:
   InProcessResponseStream(std::shared_ptr<apiserver::ResponseStream> source,
                           std::optional<Clock::time_point> server_end,
                           std::optional<Clock::time_point> client_deadline, std::stop_token stop)
       : source_(std::move(source)),
+        events_(dynamic_cast<apiserver::WatchEventSource*>(source_.get())),
         server_end_(server_end),
         client_deadline_(client_deadline),
         stop_(std::move(stop)) {}
@@ -40,6 +46,53 @@ class InProcessResponseStream final : public client::ResponseStream {
   ~InProcessResponseStream() override { CloseSource(); }
 
   util::StatusOr<bool> Read(std::vector<std::shared_ptr<const std::string>>* out) override {
+    return Pull([&](std::function<void()> wake) {
+      size_t before = out->size();
+      auto r = source_->Poll(out, std::move(wake));
+      return std::make_pair(r, out->size() > before);
+    });
+  }
+
+  util::StatusOr<bool> ReadEvents(std::deque<client::WatchEvent>* out) override {
+    if (events_ == nullptr) {  // not a watch of the cache: decode its bytes
+      std::vector<std::shared_ptr<const std::string>> chunks;
+      for (;;) {
+        chunks.clear();
+        CONVERGE_ASSIGN_OR_RETURN(bool more, Read(&chunks));
+        size_t before = out->size();
+        for (const auto& c : chunks) CONVERGE_RETURN_IF_ERROR(decoder_.Feed(*c, out));
+        if (!more || out->size() > before) return more;
+      }
+    }
+    util::Status decode_error;
+    auto read = Pull([&](std::function<void()> wake) {
+      polled_.clear();
+      auto r = events_->PollEvents(&polled_, std::move(wake));
+      size_t before = out->size();
+      for (apiserver::WatchEventSource::Event& e : polled_) {
+        if (e.type.empty()) {
+          if (decode_error.ok()) decode_error = decoder_.Feed(*e.frame, out);
+          continue;
+        }
+        client::WatchEvent ev;
+        ev.type = e.type == "ADDED"     ? client::EventType::kAdded
+                  : e.type == "DELETED" ? client::EventType::kDeleted
+                                        : client::EventType::kModified;
+        ev.object = std::move(e.object);
+        out->push_back(std::move(ev));
+      }
+      return std::make_pair(r, out->size() > before || !decode_error.ok());
+    });
+    if (!decode_error.ok()) return decode_error;
+    return read;
+  }
+
+ private:
+  // Polls until `poll` (one Poll of the source with a wake callback, returning the result and
+  // whether it appended anything) produced something, the source ended, or a deadline or the stop
+  // token ended the stream. Returns as client::ResponseStream::Read does.
+  template <typename PollFn>
+  util::StatusOr<bool> Pull(PollFn poll) {
     for (;;) {
       if (source_ == nullptr) return ended_status_;
       if (stop_.stop_requested()) return Finish(util::Cancelled("in-process stream: cancelled"));
@@ -50,18 +103,17 @@ class InProcessResponseStream final : public client::ResponseStream {
       if (server_end_ && now >= *server_end_) return Finish(false);  // timeoutSeconds passed
 
       auto wake = std::make_shared<WakeState>();
-      size_t before = out->size();
-      apiserver::ResponseStream::PollResult r = source_->Poll(out, [wake] {
+      auto [r, appended] = poll([wake] {
         std::lock_guard lock(wake->mu);
         wake->woken = true;
         wake->cv.notify_all();
       });
       if (r == apiserver::ResponseStream::PollResult::kData) {
-        if (out->size() > before) return true;
+        if (appended) return true;
         continue;
       }
       if (r == apiserver::ResponseStream::PollResult::kEnd) {
-        if (out->size() > before) {  // deliver the last chunks now, the end next time
+        if (appended) {  // deliver the last items now, the end next time
           CloseSource();
           ended_status_ = false;
           return true;
@@ -80,7 +132,6 @@ class InProcessResponseStream final : public client::ResponseStream {
     }
   }
 
- private:
   util::StatusOr<bool> Finish(util::StatusOr<bool> result) {
     CloseSource();
     ended_status_ = result;
@@ -91,14 +142,18 @@ class InProcessResponseStream final : public client::ResponseStream {
     if (source_ != nullptr) {
       source_->Close();
       source_ = nullptr;
+      events_ = nullptr;
     }
   }
 
   std::shared_ptr<apiserver::ResponseStream> source_;  // null once ended
+  apiserver::WatchEventSource* events_;                // source_ as one, or null
   const std::optional<Clock::time_point> server_end_;
   const std::optional<Clock::time_point> client_deadline_;
   std::stop_token stop_;
   util::StatusOr<bool> ended_status_ = false;  // what Read returns once ended
+  client::WatchDecoder decoder_;               // frames that come as bytes
+  std::vector<apiserver::WatchEventSource::Event> polled_;  // ReadEvents' buffer
 };
 
 }  // namespace

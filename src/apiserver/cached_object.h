@@ -1,0 +1,136 @@
+// CachedObject: one version of an object as the API server holds it — serialized once, with what
+// selectors need — and EncodedObject, the one serialization a write makes of it.
+//
+// Encode once: a write serializes the object once (EncodeObject), without
+// metadata.resourceVersion, which is what the store keeps (upstream stores objects without it:
+// the revision is the resourceVersion). Once the store has assigned the revision, the cache's and
+// the response's JSON is the same bytes with `"resourceVersion":"<revision>"` spliced in as the
+// last member of metadata (EncodedObject::WithResourceVersion): no second serialization, no copy
+// of the document. Strings are allocated at their exact size (a serializer's growing buffer would
+// keep up to twice the bytes alive for as long as the cache holds the object).
+//
+// Decoded(): in-process readers (the informers of the all-in-one server's components) share one
+// parsed copy of each version instead of each parsing the bytes into a copy of its own. The
+// parsed object is remembered weakly: it lives as long as some reader holds it (an informer's
+// cache does, while this is the current version) and costs the cache nothing afterwards.
+//
+// Thread-safety: immutable once built (the memo behind Decoded is internally synchronized), so a
+// CachedObject is shared freely between the cache, its history, watchers and readers.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/object.h"
+#include "api/resource.h"
+#include "store/kv.h"
+#include "util/status.h"
+
+namespace converge::apiserver {
+
+// An object serialized without metadata.resourceVersion, and where that member goes.
+struct EncodedObject {
+  std::string json;  // what the store keeps
+  // `json` with metadata.resourceVersion = `revision` (the last member of metadata).
+  std::string WithResourceVersion(store::Revision revision) const;
+  // Offset of the resourceVersion value's first digit in WithResourceVersion's output.
+  size_t ResourceVersionValueOffset() const;
+
+  size_t insert_at = 0;         // where the member is spliced in
+  bool needs_comma = false;     // something precedes it in metadata
+  bool needs_metadata = false;  // the object has no metadata object: one is added
+};
+
+// Serializes `doc` (compact JSON, members in order) leaving out metadata.resourceVersion.
+EncodedObject EncodeObject(const boost::json::object& doc);
+
+struct CachedObject {
+  std::string storage_key;
+  api::ObjectKey key;
+  store::Revision revision = 0;             // metadata.resourceVersion
+  std::shared_ptr<const std::string> json;  // the full object, resourceVersion set
+  boost::json::object labels;
+  // Values of the resource's selectable fields (ResourceInfo::selectable_fields), same order.
+  std::vector<std::string> field_values;
+  // Where the resourceVersion's digits are in `json` (WithRevision rewrites them).
+  size_t rv_value_at = 0;
+  size_t rv_value_len = 0;
+
+  // Parses `json` (the cache keeps only bytes: parsed objects cost 3-5x the memory).
+  util::StatusOr<api::Object> Parse() const;
+  // The parsed object, shared with every other caller while any of them holds it.
+  util::StatusOr<api::ObjectPtr> Decoded() const;
+  // The value a field selector compares for `field`.
+  std::string FieldValue(const api::ResourceInfo& info, std::string_view field) const;
+  // The same object with resourceVersion `revision` (a DELETED event carries the last state at
+  // the deletion's revision).
+  std::shared_ptr<const CachedObject> WithRevision(store::Revision revision) const;
+
+  // Builds a cache entry from an object, setting metadata.resourceVersion to `revision`.
+  static std::shared_ptr<const CachedObject> FromObject(const api::ResourceInfo& info,
+                                                        std::string storage_key, api::Object obj,
+                                                        store::Revision revision);
+  // Builds a cache entry from `obj` as `encoded` serialized it (EncodeObject(obj.doc())), at
+  // `revision`: the JSON is spliced, not serialized again.
+  static std::shared_ptr<const CachedObject> FromEncoded(const api::ResourceInfo& info,
+                                                         std::string storage_key,
+                                                         const api::Object& obj,
+                                                         const EncodedObject& encoded,
+                                                         store::Revision revision);
+  // Builds a cache entry from a stored key-value (its mod_revision becomes the resourceVersion).
+  static util::StatusOr<std::shared_ptr<const CachedObject>> FromKeyValue(
+      const api::ResourceInfo& info, const store::KeyValue& kv);
+
+ private:
+  // Decoded's memo, guarded by a mutex of a small shared pool chosen by this object's address
+  // (a mutex per object would cost 40 bytes on every cached version; std::atomic<weak_ptr> of
+  // libstdc++ 12 is not understood by ThreadSanitizer).
+  mutable std::weak_ptr<const api::Object> decoded_;
+};
+using CachedObjectPtr = std::shared_ptr<const CachedObject>;
+
+// A write about to be committed, as the writer hands it to the watch cache before the store
+// sees it (WatchCache::Offer): when the store's event for the key carries exactly json(), the
+// cache takes its entry from here — the revision spliced into the bytes already serialized —
+// instead of parsing and encoding the stored value again. The writer's response comes from the
+// same Entry, so cache and response share one CachedObject.
+//
+// Thread-safety: safe for concurrent use (the writer and the cache's dispatcher both call Entry).
+class PendingWrite {
+ public:
+  // `encoded` is EncodeObject(obj.doc()).
+  PendingWrite(std::shared_ptr<const api::ResourceInfo> info, std::string storage_key,
+               const api::Object& obj, EncodedObject encoded);
+  PendingWrite(const PendingWrite&) = delete;
+  PendingWrite& operator=(const PendingWrite&) = delete;
+
+  const std::string& storage_key() const { return storage_key_; }
+  // The bytes the store is given.
+  const std::string& json() const { return encoded_.json; }
+  // The cache entry once committed at `revision`; built once, shared by every caller.
+  CachedObjectPtr Entry(store::Revision revision);
+
+ private:
+  const std::string storage_key_;
+  const EncodedObject encoded_;
+  const std::shared_ptr<const api::ResourceInfo> info_;
+  std::mutex mu_;
+  boost::json::object labels_;             // guarded by mu_; moved into the first entry
+  std::vector<std::string> field_values_;  // guarded by mu_; moved into the first entry
+  CachedObjectPtr entry_;                  // guarded by mu_
+};
+
+// Storage key helpers: "/registry/pods/default/web".
+std::string StorageKey(const api::ResourceInfo& info, std::string_view ns, std::string_view name);
+// The key prefix for listing a namespace ("/registry/pods/default/") or everything
+// ("/registry/pods/").
+std::string StoragePrefix(const api::ResourceInfo& info, std::string_view ns);
+// The ObjectKey of a storage key under `info`'s prefix.
+api::ObjectKey KeyFromStorageKey(const api::ResourceInfo& info, std::string_view storage_key);
+
+}  // namespace converge::apiserver

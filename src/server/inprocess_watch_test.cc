@@ -1,0 +1,318 @@
+// In-process watches of a real API server (embedded store in a temporary directory): every
+// in-process watcher receives the watch cache's one decoded object per change (not a copy of its
+// own), read-modify-writes that start from the cache's version stay correct when the cache lags
+// the store (its watch held back), and all of it holds under concurrent writers and watchers (this
+// suite runs under TSan).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "api/object.h"
+#include "apiserver/server.h"
+#include "client/watch.h"
+#include "server/inprocess_transport.h"
+#include "store/embedded_store.h"
+#include "store/store_test_util.h"
+
+namespace converge::server {
+namespace {
+
+namespace json = boost::json;
+
+constexpr char kConfigMaps[] = "/api/v1/namespaces/default/configmaps";
+
+// Holds the store's watch responses back while closed: the API server's watch caches then lag
+// the store, which is what a read-modify-write starting from the cache must survive.
+class Gate {
+ public:
+  void Close() {
+    std::lock_guard lock(mu_);
+    open_ = false;
+  }
+  void Open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  // False if `stop` was requested before the gate opened.
+  bool Wait(const std::stop_token& stop) {
+    std::unique_lock lock(mu_);
+    while (!open_) {
+      if (stop.stop_requested()) return false;
+      cv_.wait_for(lock, std::chrono::milliseconds(10));
+    }
+    return true;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = true;  // guarded by mu_
+};
+
+class GatedWatchStream final : public store::WatchStream {
+ public:
+  GatedWatchStream(std::unique_ptr<store::WatchStream> inner, Gate* gate)
+      : inner_(std::move(inner)), gate_(gate) {}
+  util::StatusOr<store::WatchResponse> Next(std::stop_token stop) override {
+    auto resp = inner_->Next(stop);
+    if (resp.ok() && !gate_->Wait(stop)) return util::Cancelled("stopped");
+    return resp;
+  }
+  void RequestProgress() override { inner_->RequestProgress(); }
+  void Cancel() override { inner_->Cancel(); }
+
+ private:
+  std::unique_ptr<store::WatchStream> inner_;
+  Gate* const gate_;
+};
+
+// The embedded store with its watch streams behind `gate`.
+class GatedKV final : public store::KV {
+ public:
+  GatedKV(std::unique_ptr<store::KV> inner, Gate* gate) : inner_(std::move(inner)), gate_(gate) {}
+  util::StatusOr<store::RangeResponse> Range(const store::RangeRequest& req) override {
+    return inner_->Range(req);
+  }
+  util::StatusOr<store::PutResponse> Put(const store::PutRequest& req) override {
+    return inner_->Put(req);
+  }
+  util::StatusOr<store::DeleteRangeResponse> DeleteRange(
+      const store::DeleteRangeRequest& req) override {
+    return inner_->DeleteRange(req);
+  }
+  util::StatusOr<store::TxnResponse> Txn(const store::TxnRequest& req) override {
+    return inner_->Txn(req);
+  }
+  void TxnAsync(store::TxnRequest req, TxnCallback done) override {
+    inner_->TxnAsync(std::move(req), std::move(done));
+  }
+  util::StatusOr<store::CompactResponse> Compact(store::Revision revision) override {
+    return inner_->Compact(revision);
+  }
+  util::StatusOr<std::unique_ptr<store::WatchStream>> Watch(
+      const store::WatchRequest& req) override {
+    auto w = inner_->Watch(req);
+    if (!w.ok()) return w.status();
+    return std::unique_ptr<store::WatchStream>(new GatedWatchStream(std::move(*w), gate_));
+  }
+  store::Revision CurrentRevision() const override { return inner_->CurrentRevision(); }
+  store::Revision CompactRevision() const override { return inner_->CompactRevision(); }
+
+ private:
+  std::unique_ptr<store::KV> inner_;
+  Gate* const gate_;
+};
+
+class InProcessWatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    auto kv = store::OpenEmbeddedStore({.dir = dir_.path()});
+    ASSERT_TRUE(kv.ok()) << kv.status().message();
+    kv_ = std::make_unique<GatedKV>(std::move(*kv), &gate_);
+    apiserver::APIServerOptions options;
+    options.kv = kv_.get();
+    options.compaction_interval = std::chrono::milliseconds(0);
+    server_ = std::make_unique<apiserver::APIServer>(options);
+    ASSERT_TRUE(server_->Start().ok());
+    transport_ = std::make_unique<InProcessTransport>(
+        [this](apiserver::Request& r) { return server_->Handle(r); });
+  }
+  void TearDown() override {
+    gate_.Open();
+    transport_.reset();
+    if (server_) server_->Stop();
+  }
+
+  // The object the server answered with (null on an error status).
+  api::ObjectPtr Write(const std::string& method, const std::string& path, std::string body,
+                       const std::string& content_type = "application/json") {
+    auto resp = transport_->Do({.method = method,
+                                .path = path,
+                                .headers = {{"content-type", content_type}},
+                                .body = std::move(body)});
+    EXPECT_TRUE(resp.ok());
+    if (!resp.ok() || resp->status >= 300) {
+      ADD_FAILURE() << method << " " << path << ": " << (resp.ok() ? resp->body : "");
+      return nullptr;
+    }
+    auto obj = api::Object::Parse(resp->body);
+    EXPECT_TRUE(obj.ok());
+    return obj.ok() ? std::make_shared<const api::Object>(std::move(*obj)) : nullptr;
+  }
+  api::ObjectPtr Create(const std::string& name, const std::string& data) {
+    return Write("POST", kConfigMaps,
+                 R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
+                     R"("},"data":{"v":")" + data + R"("}})");
+  }
+
+  std::unique_ptr<client::Watcher> Watch(const std::string& resource_version) {
+    auto resp = transport_->Stream(
+        {.path = kConfigMaps, .query = {{"watch", "true"}, {"resourceVersion", resource_version}}});
+    EXPECT_TRUE(resp.ok());
+    if (!resp.ok()) return nullptr;
+    EXPECT_EQ(resp->status, 200);
+    return std::make_unique<client::StreamWatcher>(std::move(resp->body));
+  }
+
+  store::TempDir dir_;
+  Gate gate_;
+  std::unique_ptr<store::KV> kv_;
+  std::unique_ptr<apiserver::APIServer> server_;
+  std::unique_ptr<InProcessTransport> transport_;
+};
+
+TEST_F(InProcessWatchTest, EveryInProcessWatcherSharesTheCachesDecodedObject) {
+  api::ObjectPtr first = Create("seed", "0");
+  ASSERT_NE(first, nullptr);
+  const std::string from(first->resource_version());
+  auto w1 = Watch(from);
+  auto w2 = Watch(from);
+  ASSERT_TRUE(w1 && w2);
+  api::ObjectPtr created = Create("a", "1");
+  ASSERT_NE(created, nullptr);
+
+  auto e1 = w1->Next();
+  auto e2 = w2->Next();
+  ASSERT_TRUE(e1.ok() && e2.ok());
+  ASSERT_TRUE(e1->has_value() && e2->has_value());
+  EXPECT_EQ((*e1)->type, client::EventType::kAdded);
+  EXPECT_EQ((*e2)->type, client::EventType::kAdded);
+  // One parsed object for both watchers: the informers of the all-in-one server hold one copy.
+  EXPECT_EQ((*e1)->object.get(), (*e2)->object.get());
+  // It is the object as HTTP clients receive it.
+  EXPECT_EQ((*e1)->object->doc(), created->doc());
+  EXPECT_EQ((*e1)->object->resource_version(), created->resource_version());
+
+  // A later watcher still gets that object while someone holds it.
+  auto w3 = Watch(from);
+  ASSERT_TRUE(w3);
+  auto e3 = w3->Next();
+  ASSERT_TRUE(e3.ok() && e3->has_value());
+  EXPECT_EQ((*e3)->object.get(), (*e1)->object.get());
+
+  // DELETED carries the last state at the deletion's revision.
+  auto del = transport_->Do({.method = "DELETE", .path = std::string(kConfigMaps) + "/a"});
+  ASSERT_TRUE(del.ok());
+  ASSERT_EQ(del->status, 200) << del->body;
+  auto d1 = w1->Next();
+  ASSERT_TRUE(d1.ok() && d1->has_value());
+  EXPECT_EQ((*d1)->type, client::EventType::kDeleted);
+  EXPECT_EQ((*d1)->object->name(), "a");
+  EXPECT_GT(std::stoll(std::string((*d1)->object->resource_version())),
+            std::stoll(std::string(created->resource_version())));
+}
+
+TEST_F(InProcessWatchTest, WritesStartingFromALaggingCacheStillApplyToTheStoredObject) {
+  api::ObjectPtr created = Create("lag", "0");
+  ASSERT_NE(created, nullptr);
+  const std::string path = std::string(kConfigMaps) + "/lag";
+  // A get at the create's resourceVersion is served once the cache holds it.
+  auto cached = transport_->Do(
+      {.path = path, .query = {{"resourceVersion", std::string(created->resource_version())}}});
+  ASSERT_TRUE(cached.ok());
+  ASSERT_EQ(cached->status, 200) << cached->body;
+  gate_.Close();  // from here on the cache holds "0" while the store moves on
+  api::ObjectPtr first =
+      Write("PATCH", path, R"({"data":{"a":"1"}})", "application/merge-patch+json");
+  ASSERT_NE(first, nullptr);
+  // Starts from the cache's stale version: the store's compare refutes it, the retry reads the
+  // store, and the patch lands on the first one.
+  api::ObjectPtr second =
+      Write("PATCH", path, R"({"data":{"b":"2"}})", "application/merge-patch+json");
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(json::serialize(second->doc().at("data")), R"({"v":"0","a":"1","b":"2"})");
+  // A precondition the stale version fails but the store's passes: decided again from the store.
+  auto del = transport_->Do({.method = "DELETE",
+                             .path = path,
+                             .headers = {{"content-type", "application/json"}},
+                             .body = R"({"preconditions":{"resourceVersion":")" +
+                                     std::string(second->resource_version()) + R"("}})"});
+  ASSERT_TRUE(del.ok());
+  EXPECT_EQ(del->status, 200) << del->body;
+  auto gone = transport_->Do({.method = "GET", .path = path});
+  ASSERT_TRUE(gone.ok());
+  EXPECT_EQ(gone->status, 404) << gone->body;
+  gate_.Open();
+}
+
+TEST_F(InProcessWatchTest, ConcurrentWritersAndWatchersSeeEveryChangeInOrder) {
+  constexpr int kWriters = 3;
+  constexpr int kUpdates = 40;
+  constexpr int kWatchers = 3;
+  api::ObjectPtr seed = Create("seed", "0");
+  ASSERT_NE(seed, nullptr);
+  for (int w = 0; w < kWriters; ++w) ASSERT_NE(Create("c" + std::to_string(w), "0"), nullptr);
+  const std::string from(seed->resource_version());
+
+  std::vector<std::unique_ptr<client::Watcher>> watchers;
+  for (int i = 0; i < kWatchers; ++i) {
+    watchers.push_back(Watch(from));
+    ASSERT_NE(watchers.back(), nullptr);
+  }
+  // Each watcher reads every event and reads the shared objects while others do too.
+  constexpr int kExpected = kWriters + kWriters * kUpdates;  // creates, then updates
+  std::vector<std::vector<std::string>> seen(kWatchers);
+  std::vector<std::thread> readers;
+  for (int i = 0; i < kWatchers; ++i) {
+    readers.emplace_back([&, i] {
+      long long last = 0;
+      while (static_cast<int>(seen[i].size()) < kExpected) {
+        auto e = watchers[i]->Next();
+        if (!e.ok() || !e->has_value()) return;
+        const api::Object& obj = *(*e)->object;
+        long long rv = std::stoll(std::string(obj.resource_version()));
+        if (rv <= last) return;  // out of order: the size check below fails
+        last = rv;
+        seen[i].push_back(std::string(obj.name()) + "=" +
+                          std::string(api::FindString(obj.doc(), {"data", "v"})));
+      }
+    });
+  }
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int u = 1; u <= kUpdates; ++u) {
+        // Merge patches (read-modify-write from the cache's shared version) and plain updates.
+        if (u % 2 == 0) {
+          Write("PATCH", std::string(kConfigMaps) + "/c" + std::to_string(w),
+                R"({"data":{"v":")" + std::to_string(u) + R"("}})", "application/merge-patch+json");
+        } else {
+          Write("PUT", std::string(kConfigMaps) + "/c" + std::to_string(w),
+                R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c)" +
+                    std::to_string(w) + R"("},"data":{"v":")" + std::to_string(u) + R"("}})");
+        }
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  for (auto& t : readers) t.join();
+  for (int i = 0; i < kWatchers; ++i) {
+    ASSERT_EQ(seen[i].size(), static_cast<size_t>(kExpected)) << "watcher " << i;
+    EXPECT_EQ(seen[i], seen[0]) << "watcher " << i;
+    for (int w = 0; w < kWriters; ++w) {  // each object's changes in the order they were made
+      std::vector<std::string> mine;
+      const std::string prefix = "c" + std::to_string(w) + "=";
+      for (const std::string& s : seen[i]) {
+        if (s.starts_with(prefix)) mine.push_back(s.substr(prefix.size()));
+      }
+      ASSERT_EQ(mine.size(), static_cast<size_t>(kUpdates + 1));
+      for (int u = 0; u <= kUpdates; ++u) EXPECT_EQ(mine[u], std::to_string(u));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace converge::server
