@@ -70,11 +70,17 @@ util::Status StatusWriter::Write(const PodWrite& w, std::stop_token stop, bool* 
   client::RestClient* c = options_.client_for_node ? options_.client_for_node(w.node) : nullptr;
   if (c == nullptr) c = options_.client;
   if (!w.status_patch.empty() && !*patched) {
-    client::PatchOptions po;
-    po.subresource = "status";
-    po.stop = stop;
-    auto r = c->Patch(kPods, w.key, client::PatchType::kStrategicMerge, w.status_patch, po);
-    if (!r.ok()) return r.status();
+    // A raw PATCH of pods/status: the kubelet never reads the returned Pod, so it is not decoded
+    // (client-go's Do(ctx).Error()).
+    client::HttpRequest r;
+    r.method = "PATCH";
+    r.path = client::ResourcePath(kPods, w.key.ns, w.key.name, "status");
+    r.headers = {{"accept", "application/json"},
+                 {"content-type", "application/strategic-merge-patch+json"}};
+    r.body = w.status_patch;
+    r.stop = stop;
+    auto resp = c->Do(std::move(r));
+    if (!resp.ok()) return resp.status();
     *patched = true;
     std::lock_guard lock(mu_);
     ++stats_.patches;
