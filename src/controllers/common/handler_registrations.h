@@ -8,7 +8,10 @@
 // Thread-safety: Add and destruction from one thread (the controller's Init and destructor).
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <stop_token>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -25,6 +28,26 @@ class HandlerRegistrations {
   ~HandlerRegistrations() {
     for (auto& [informer, registration] : registrations_)
       informer->RemoveEventHandler(registration);
+  }
+
+  // Whether every handler added here has been handed its informer's whole initial list
+  // (upstream's ResourceEventHandlerRegistration.HasSynced). A controller's workers start only
+  // then: an informer's cache is complete before its handlers have seen every initial object,
+  // and a handler that counts what it observes (expectations) must not count the initial objects
+  // after the first sync already acted on them.
+  bool HasSynced() const {
+    for (const auto& [informer, registration] : registrations_) {
+      if (!registration.HasSynced()) return false;
+    }
+    return true;
+  }
+  // Blocks until HasSynced() or `stop`; returns HasSynced().
+  bool WaitForSynced(std::stop_token stop) const {
+    while (!HasSynced()) {
+      if (stop.stop_requested()) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return true;
   }
 
   util::Status Add(client::SharedInformer& informer,

@@ -286,7 +286,12 @@ class Runnable final : public RunnableController {
     return util::Status();
   }
 
-  void Run(std::stop_token stop) override { runner_->Run(stop); }
+  void Run(std::stop_token stop) override {
+    // Workers start once the handlers have seen every initial object (upstream waits on the
+    // handler registrations' HasSynced).
+    if (!handlers_.WaitForSynced(stop)) return;
+    runner_->Run(stop);
+  }
 
  private:
   std::unique_ptr<DeploymentController> controller_;
