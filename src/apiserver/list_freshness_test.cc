@@ -2,8 +2,7 @@
 // while the cache lags behind the store: a list with resourceVersion "" or "0" waits for the
 // cache to catch up (a GET at "0" does not: the server's own hot-path lookups use it).
 // resourceVersion "0" allows any version upstream; ours is served fresh so that an informer
-// starting after a restart sees what its previous incarnation wrote (otherwise a restarted
-// ReplicaSet controller creates the same pods again).
+// starting after a write (a controller restarted after its own creates) sees it.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -17,96 +16,13 @@
 
 #include "apiserver/server.h"
 #include "store/embedded_store.h"
+#include "store/gated_kv_test_util.h"
 #include "store/store_test_util.h"
 
 namespace converge::apiserver {
 namespace {
 
 namespace json = boost::json;
-
-// Holds every watch response back while closed; the caches behind it lag the store.
-class Gate {
- public:
-  void Close() {
-    std::lock_guard lock(mu_);
-    open_ = false;
-  }
-  void Open() {
-    {
-      std::lock_guard lock(mu_);
-      open_ = true;
-    }
-    cv_.notify_all();
-  }
-  // False if `stop` was requested before the gate opened.
-  bool Wait(const std::stop_token& stop) {
-    std::unique_lock lock(mu_);
-    while (!open_) {
-      if (stop.stop_requested()) return false;
-      cv_.wait_for(lock, std::chrono::milliseconds(10));
-    }
-    return true;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = true;  // guarded by mu_
-};
-
-class GatedWatchStream final : public store::WatchStream {
- public:
-  GatedWatchStream(std::unique_ptr<store::WatchStream> inner, Gate* gate)
-      : inner_(std::move(inner)), gate_(gate) {}
-  util::StatusOr<store::WatchResponse> Next(std::stop_token stop) override {
-    auto resp = inner_->Next(stop);
-    if (resp.ok() && !gate_->Wait(stop)) return util::Cancelled("stopped");
-    return resp;
-  }
-  void RequestProgress() override { inner_->RequestProgress(); }
-  void Cancel() override { inner_->Cancel(); }
-
- private:
-  std::unique_ptr<store::WatchStream> inner_;
-  Gate* const gate_;
-};
-
-// The embedded store, with every watch stream behind `gate`.
-class GatedKV final : public store::KV {
- public:
-  GatedKV(std::unique_ptr<store::KV> inner, Gate* gate) : inner_(std::move(inner)), gate_(gate) {}
-  util::StatusOr<store::RangeResponse> Range(const store::RangeRequest& req) override {
-    return inner_->Range(req);
-  }
-  util::StatusOr<store::PutResponse> Put(const store::PutRequest& req) override {
-    return inner_->Put(req);
-  }
-  util::StatusOr<store::DeleteRangeResponse> DeleteRange(
-      const store::DeleteRangeRequest& req) override {
-    return inner_->DeleteRange(req);
-  }
-  util::StatusOr<store::TxnResponse> Txn(const store::TxnRequest& req) override {
-    return inner_->Txn(req);
-  }
-  void TxnAsync(store::TxnRequest req, TxnCallback done) override {
-    inner_->TxnAsync(std::move(req), std::move(done));
-  }
-  util::StatusOr<store::CompactResponse> Compact(store::Revision revision) override {
-    return inner_->Compact(revision);
-  }
-  util::StatusOr<std::unique_ptr<store::WatchStream>> Watch(
-      const store::WatchRequest& req) override {
-    auto w = inner_->Watch(req);
-    if (!w.ok()) return w.status();
-    return std::unique_ptr<store::WatchStream>(new GatedWatchStream(std::move(*w), gate_));
-  }
-  store::Revision CurrentRevision() const override { return inner_->CurrentRevision(); }
-  store::Revision CompactRevision() const override { return inner_->CompactRevision(); }
-
- private:
-  std::unique_ptr<store::KV> inner_;
-  Gate* const gate_;
-};
 
 constexpr char kConfigMaps[] = "/api/v1/namespaces/default/configmaps";
 
@@ -115,7 +31,7 @@ class ListFreshnessTest : public ::testing::Test {
   void SetUp() override {
     auto kv = store::OpenEmbeddedStore(store::TestStoreOptions(dir_.path()));
     ASSERT_TRUE(kv.ok()) << kv.status().message();
-    kv_ = std::make_unique<GatedKV>(std::move(*kv), &gate_);
+    kv_ = std::make_unique<store::GatedKV>(std::move(*kv), &gate_);
     APIServerOptions options;
     options.kv = kv_.get();
     options.compaction_interval = std::chrono::milliseconds(0);
@@ -169,7 +85,7 @@ class ListFreshnessTest : public ::testing::Test {
   }
 
   store::TempDir dir_;
-  Gate gate_;
+  store::WatchGate gate_;
   std::unique_ptr<store::KV> kv_;
   std::unique_ptr<APIServer> server_;
 };

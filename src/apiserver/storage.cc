@@ -441,8 +441,8 @@ ApiOr<ListResult> ResourceStorage::List(const ListOptions& options) {
   if (rv_text == "0") {
     // "Any" version may be served, and upstream serves whatever its cache holds. Ours waits (up
     // to a bound, then serves what it has) until the cache holds every write acknowledged before
-    // this request: an informer starting after a restart must not miss objects its previous
-    // incarnation created, or a controller acts twice (the ReplicaSet controller over-creates).
+    // this request: an informer starting after a restart never misses objects its previous
+    // incarnation wrote just before (a controller would act on them twice).
     cacher_->WaitFresh(options_.too_large_rv_wait);
     ListOptions all = options;
     all.limit = 0;  // resourceVersion=0 is served whole from the cache (limit may be ignored)

@@ -21,6 +21,7 @@
 #include "client/watch.h"
 #include "server/inprocess_transport.h"
 #include "store/embedded_store.h"
+#include "store/gated_kv_test_util.h"
 #include "store/store_test_util.h"
 
 namespace converge::server {
@@ -30,98 +31,13 @@ namespace json = boost::json;
 
 constexpr char kConfigMaps[] = "/api/v1/namespaces/default/configmaps";
 
-// Holds the store's watch responses back while closed: the API server's watch caches then lag
-// the store, which is what a read-modify-write starting from the cache must survive.
-class Gate {
- public:
-  void Close() {
-    std::lock_guard lock(mu_);
-    open_ = false;
-  }
-  void Open() {
-    {
-      std::lock_guard lock(mu_);
-      open_ = true;
-    }
-    cv_.notify_all();
-  }
-  // False if `stop` was requested before the gate opened.
-  bool Wait(const std::stop_token& stop) {
-    std::unique_lock lock(mu_);
-    while (!open_) {
-      if (stop.stop_requested()) return false;
-      cv_.wait_for(lock, std::chrono::milliseconds(10));
-    }
-    return true;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool open_ = true;  // guarded by mu_
-};
-
-class GatedWatchStream final : public store::WatchStream {
- public:
-  GatedWatchStream(std::unique_ptr<store::WatchStream> inner, Gate* gate)
-      : inner_(std::move(inner)), gate_(gate) {}
-  util::StatusOr<store::WatchResponse> Next(std::stop_token stop) override {
-    auto resp = inner_->Next(stop);
-    if (resp.ok() && !gate_->Wait(stop)) return util::Cancelled("stopped");
-    return resp;
-  }
-  void RequestProgress() override { inner_->RequestProgress(); }
-  void Cancel() override { inner_->Cancel(); }
-
- private:
-  std::unique_ptr<store::WatchStream> inner_;
-  Gate* const gate_;
-};
-
-// The embedded store with its watch streams behind `gate`.
-class GatedKV final : public store::KV {
- public:
-  GatedKV(std::unique_ptr<store::KV> inner, Gate* gate) : inner_(std::move(inner)), gate_(gate) {}
-  util::StatusOr<store::RangeResponse> Range(const store::RangeRequest& req) override {
-    return inner_->Range(req);
-  }
-  util::StatusOr<store::PutResponse> Put(const store::PutRequest& req) override {
-    return inner_->Put(req);
-  }
-  util::StatusOr<store::DeleteRangeResponse> DeleteRange(
-      const store::DeleteRangeRequest& req) override {
-    return inner_->DeleteRange(req);
-  }
-  util::StatusOr<store::TxnResponse> Txn(const store::TxnRequest& req) override {
-    return inner_->Txn(req);
-  }
-  void TxnAsync(store::TxnRequest req, TxnCallback done) override {
-    inner_->TxnAsync(std::move(req), std::move(done));
-  }
-  util::StatusOr<store::CompactResponse> Compact(store::Revision revision) override {
-    return inner_->Compact(revision);
-  }
-  util::StatusOr<std::unique_ptr<store::WatchStream>> Watch(
-      const store::WatchRequest& req) override {
-    auto w = inner_->Watch(req);
-    if (!w.ok()) return w.status();
-    return std::unique_ptr<store::WatchStream>(new GatedWatchStream(std::move(*w), gate_));
-  }
-  store::Revision CurrentRevision() const override { return inner_->CurrentRevision(); }
-  store::Revision CompactRevision() const override { return inner_->CompactRevision(); }
-
- private:
-  std::unique_ptr<store::KV> inner_;
-  Gate* const gate_;
-};
-
 class InProcessWatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_FALSE(dir_.path().empty());
     auto kv = store::OpenEmbeddedStore({.dir = dir_.path()});
     ASSERT_TRUE(kv.ok()) << kv.status().message();
-    kv_ = std::make_unique<GatedKV>(std::move(*kv), &gate_);
+    kv_ = std::make_unique<store::GatedKV>(std::move(*kv), &gate_);
     apiserver::APIServerOptions options;
     options.kv = kv_.get();
     options.compaction_interval = std::chrono::milliseconds(0);
@@ -168,7 +84,7 @@ class InProcessWatchTest : public ::testing::Test {
   }
 
   store::TempDir dir_;
-  Gate gate_;
+  store::WatchGate gate_;
   std::unique_ptr<store::KV> kv_;
   std::unique_ptr<apiserver::APIServer> server_;
   std::unique_ptr<InProcessTransport> transport_;
