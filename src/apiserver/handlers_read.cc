@@ -30,6 +30,12 @@ class WatchResponseStream final : public ResponseStream, public WatchEventSource
   }
   ~WatchResponseStream() override { Close(); }
 
+  // An event that goes out as the cache holds it: no Table, no version conversion.
+  bool AsStored(const WatchItem& item) const {
+    return item.event && !table_ &&
+           (!convert_ || !NeedsVersionConversion(info_, *item.event->object()->json));
+  }
+
   PollResult Poll(std::vector<std::shared_ptr<const std::string>>* out,
                   std::function<void()> wake) override {
     std::vector<WatchItem> items;
@@ -37,8 +43,7 @@ class WatchResponseStream final : public ResponseStream, public WatchEventSource
     if (r == CacheWatcher::PollResult::kEnd) return PollResult::kEnd;
     if (r == CacheWatcher::PollResult::kPending) return PollResult::kPending;
     for (const WatchItem& item : items) {
-      if (item.event && !table_ &&
-          (!convert_ || !NeedsVersionConversion(info_, *item.event->object()->json))) {
+      if (AsStored(item)) {
         item.event->AppendFrame(item.as, out);  // the cache's bytes, not a copy
       } else {
         out->push_back(Encode(item));
@@ -55,8 +60,7 @@ class WatchResponseStream final : public ResponseStream, public WatchEventSource
     if (r == CacheWatcher::PollResult::kPending) return PollResult::kPending;
     for (const WatchItem& item : items) {
       // Plain JSON objects as stored are shared; everything else goes as bytes.
-      if (item.event && !table_ &&
-          (!convert_ || !NeedsVersionConversion(info_, *item.event->object()->json))) {
+      if (AsStored(item)) {
         if (auto decoded = item.event->object()->Decoded(); decoded.ok()) {
           out->push_back({WatchEventTypeName(item.as), std::move(*decoded), nullptr});
           continue;

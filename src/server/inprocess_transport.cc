@@ -151,8 +151,8 @@ class InProcessResponseStream final : public client::ResponseStream, public clie
   const std::optional<Clock::time_point> server_end_;
   const std::optional<Clock::time_point> client_deadline_;
   std::stop_token stop_;
-  util::StatusOr<bool> ended_status_ = false;  // what Read returns once ended
-  client::WatchDecoder decoder_;               // frames that come as bytes
+  util::StatusOr<bool> ended_status_ = false;               // what Read returns once ended
+  client::WatchDecoder decoder_;                            // frames that come as bytes
   std::vector<apiserver::WatchEventSource::Event> polled_;  // ReadEvents' buffer
 };
 
