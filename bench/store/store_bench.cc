@@ -3,7 +3,7 @@
 //   store_bench [--only=put|watch|compact|reopen] [--dir=DIR] [--seconds=S] [--etcd=PATH]
 //               [--etcd-channels=N] [--watchers=N] [--watch-writes=N] [--compact-revisions=N]
 //               [--reopen-objects=N] [--repeat=N] [--short-slice-clients=0|1]
-//               [--writers=N[,N...]] [--reserve-bytes=N]
+//               [--writers=N[,N...]] [--reserve-bytes=N] [--modes=log,direct]
 //
 //   put      durable puts of 3 KB values with 1, 16 and 64 writers, the embedded store and etcd
 //            (started here on loopback with a temporary data dir, stopped by PID) side by side
@@ -59,6 +59,9 @@ struct Flags {
   int repeat = 1;  // put runs per configuration and store; the best run is reported
   std::vector<int> writers = {1, 16, 64};  // put: writer counts to run
   long long reserve_bytes = -1;            // put: EmbeddedStoreOptions::reserve_bytes (-1: default)
+  // put: the embedded store's writer shapes to run: "log" (write-ahead log) and/or "direct"
+  // (LMDB commits); empty: the store's default only.
+  std::vector<std::string> modes;
   // Client threads (for both stores alike) ask for a short scheduler slice, as the store's own
   // threads do: on a CPU-saturated machine a blocked client otherwise wakes a tick late.
   bool short_slice_clients = true;
@@ -90,9 +93,12 @@ std::string TempStoreDir(const Flags& flags, const std::string& name) {
 std::unique_ptr<EmbeddedStore> OpenStore(const std::string& dir, bool fsync,
                                          size_t watcher_buffer = 10000,
                                          size_t map_size = size_t{64} << 30,
-                                         long long reserve_bytes = -1) {
+                                         long long reserve_bytes = -1,
+                                         const std::string& mode = "") {
   EmbeddedStoreOptions options;
   options.dir = dir;
+  if (mode == "log") options.write_ahead_log = true;
+  if (mode == "direct") options.write_ahead_log = false;
   if (reserve_bytes >= 0) options.reserve_bytes = static_cast<size_t>(reserve_bytes);
   options.map_size = map_size;
   options.fsync = fsync;
@@ -253,6 +259,40 @@ void PrintRun(const char* what, int writers, const RunResult& r) {
               Ms(r.latency.Quantile(0.5)), Ms(r.latency.Quantile(0.99)), Ms(r.latency.max()));
 }
 
+// The writer's counters, one line for stderr.
+std::string WriterStatsLine(const EmbeddedStore::WriterStats& ws) {
+  auto avg = [](uint64_t ns, uint64_t n) { return n ? Ms(static_cast<int64_t>(ns)) / n : 0.0; };
+  char line[1024];
+  int n = std::snprintf(
+      line, sizeof(line),
+      "%llu groups (%.1f txns each, %llu inline), commit %.3f ms avg, %llu explicit syncs %.3f "
+      "ms avg, %llu space reserves %.3f ms avg, short slice %s",
+      static_cast<unsigned long long>(ws.groups),
+      ws.groups ? static_cast<double>(ws.txns) / ws.groups : 0.0,
+      static_cast<unsigned long long>(ws.inline_groups), avg(ws.commit_ns, ws.groups),
+      static_cast<unsigned long long>(ws.syncs), avg(ws.sync_ns, ws.syncs),
+      static_cast<unsigned long long>(ws.reserves), avg(ws.reserve_ns, ws.reserves),
+      ws.short_slice ? "yes" : "no");
+  if (ws.log_bytes > 0 && n > 0 && static_cast<size_t>(n) < sizeof(line)) {
+    std::snprintf(
+        line + n, sizeof(line) - n,
+        "; log %.1f MB, %llu switches (%llu unprepared), segments %llu created %llu "
+        "recycled %llu deleted %llu now; applier %llu commits (%.1f groups each) "
+        "%.3f ms avg, %llu syncs %.3f ms avg, %llu reserves",
+        static_cast<double>(ws.log_bytes) / 1e6, static_cast<unsigned long long>(ws.log_switches),
+        static_cast<unsigned long long>(ws.log_unprepared),
+        static_cast<unsigned long long>(ws.log_created),
+        static_cast<unsigned long long>(ws.log_recycled),
+        static_cast<unsigned long long>(ws.log_deleted),
+        static_cast<unsigned long long>(ws.log_segment_files),
+        static_cast<unsigned long long>(ws.apply_commits),
+        ws.apply_commits ? static_cast<double>(ws.apply_groups) / ws.apply_commits : 0.0,
+        avg(ws.apply_commit_ns, ws.apply_commits), static_cast<unsigned long long>(ws.apply_syncs),
+        avg(ws.apply_sync_ns, ws.apply_syncs), static_cast<unsigned long long>(ws.apply_reserves));
+  }
+  return line;
+}
+
 void BenchPut(const Flags& flags) {
   std::printf("\n## Durable put, 3 KB values, %.0f s per run, best of %d\n\n", flags.seconds,
               flags.repeat);
@@ -263,9 +303,9 @@ void BenchPut(const Flags& flags) {
     return "/bench/" + std::to_string(w) + "/" + std::to_string(i);
   };
   // One run of one variant on a fresh store (or a fresh etcd).
-  auto embedded_run = [&](int writers, bool in_flight) {
+  auto embedded_run = [&](int writers, bool in_flight, const std::string& mode) {
     const std::string dir = TempStoreDir(flags, "put");
-    auto s = OpenStore(dir, /*fsync=*/true, 10000, size_t{64} << 30, flags.reserve_bytes);
+    auto s = OpenStore(dir, /*fsync=*/true, 10000, size_t{64} << 30, flags.reserve_bytes, mode);
     RunResult r;
     if (in_flight) {
       r = RunInFlight(writers, flags.seconds,
@@ -282,16 +322,8 @@ void BenchPut(const Flags& flags) {
         return s->Put(store::PutRequest{.key = key(w, i), .value = value}).status();
       });
     }
-    const auto ws = s->writer_stats();
-    std::fprintf(
-        stderr,
-        "  [embedded %d %s: %llu groups (%.1f txns each), commit %.3f ms avg, %llu "
-        "explicit syncs %.3f ms avg, %llu space reserves %.3f ms avg, short slice %s]\n",
-        writers, in_flight ? "in flight" : "threads", static_cast<unsigned long long>(ws.groups),
-        ws.groups ? static_cast<double>(ws.txns) / ws.groups : 0.0,
-        ws.groups ? Ms(ws.commit_ns) / ws.groups : 0.0, static_cast<unsigned long long>(ws.syncs),
-        ws.syncs ? Ms(ws.sync_ns) / ws.syncs : 0.0, static_cast<unsigned long long>(ws.reserves),
-        ws.reserves ? Ms(ws.reserve_ns) / ws.reserves : 0.0, ws.short_slice ? "yes" : "no");
+    std::fprintf(stderr, "  [embedded %s %d %s: %s]\n", mode.c_str(), writers,
+                 in_flight ? "in flight" : "threads", WriterStatsLine(s->writer_stats()).c_str());
     s.reset();
     std::filesystem::remove_all(dir);
     return r;
@@ -319,14 +351,21 @@ void BenchPut(const Flags& flags) {
     return r;
   };
   struct Variant {
-    const char* name;
+    std::string name;
     bool etcd;
     bool in_flight;
+    std::string mode;  // embedded: "log", "direct" or "" (the store's default)
   };
-  const Variant variants[] = {{"embedded, threads", false, false},
-                              {"embedded, TxnAsync in flight", false, true},
-                              {"etcd 3.4, threads", true, false},
-                              {"etcd 3.4, async gRPC in flight", true, true}};
+  std::vector<Variant> variants;
+  const std::vector<std::string> modes =
+      flags.modes.empty() ? std::vector<std::string>{""} : flags.modes;
+  for (const std::string& mode : modes) {
+    const std::string name = mode.empty() ? "embedded" : "embedded " + mode;
+    variants.push_back({name + ", threads", false, false, mode});
+    variants.push_back({name + ", TxnAsync in flight", false, true, mode});
+  }
+  variants.push_back({"etcd 3.4, threads", true, false, ""});
+  variants.push_back({"etcd 3.4, async gRPC in flight", true, true, ""});
   std::map<int, std::map<std::string, RunResult>> best;
   for (int writers : flags.writers) {
     // Variants alternate within each repetition so that all see the same machine; the best of
@@ -334,25 +373,30 @@ void BenchPut(const Flags& flags) {
     for (int rep = 0; rep < flags.repeat; ++rep) {
       for (const Variant& v : variants) {
         if (v.etcd && flags.etcd.empty()) continue;
-        RunResult r = v.etcd ? etcd_run(writers, v.in_flight) : embedded_run(writers, v.in_flight);
+        RunResult r =
+            v.etcd ? etcd_run(writers, v.in_flight) : embedded_run(writers, v.in_flight, v.mode);
         RunResult& b = best[writers][v.name];
         if (rep == 0 || r.throughput() > b.throughput()) b = std::move(r);
       }
     }
     for (const Variant& v : variants) {
       auto it = best[writers].find(v.name);
-      if (it != best[writers].end()) PrintRun(v.name, writers, it->second);
+      if (it != best[writers].end()) PrintRun(v.name.c_str(), writers, it->second);
     }
     std::fflush(stdout);
   }
   if (!flags.etcd.empty()) {
-    std::printf("\n| writers | embedded / etcd, threads | embedded / etcd, in flight |\n");
-    std::printf("|---:|---:|---:|\n");
-    for (auto& [w, m] : best) {
-      std::printf("| %d | %.1fx | %.1fx |\n", w,
-                  m["embedded, threads"].throughput() / m["etcd 3.4, threads"].throughput(),
-                  m["embedded, TxnAsync in flight"].throughput() /
-                      m["etcd 3.4, async gRPC in flight"].throughput());
+    for (const std::string& mode : modes) {
+      const std::string name = mode.empty() ? "embedded" : "embedded " + mode;
+      std::printf("\n| writers | %s / etcd, threads | %s / etcd, in flight |\n", name.c_str(),
+                  name.c_str());
+      std::printf("|---:|---:|---:|\n");
+      for (auto& [w, m] : best) {
+        std::printf("| %d | %.1fx | %.1fx |\n", w,
+                    m[name + ", threads"].throughput() / m["etcd 3.4, threads"].throughput(),
+                    m[name + ", TxnAsync in flight"].throughput() /
+                        m["etcd 3.4, async gRPC in flight"].throughput());
+      }
     }
   }
   PrintConditions(flags);
@@ -591,7 +635,15 @@ Flags Parse(int argc, char** argv) {
       f.short_slice_clients = std::atoi(v) != 0;
     else if (auto v = value("reserve-bytes"))
       f.reserve_bytes = std::atoll(v);
-    else if (auto v = value("writers")) {
+    else if (auto v = value("modes")) {
+      f.modes.clear();
+      for (const char* p = v; *p != '\0';) {
+        const size_t n = std::strcspn(p, ",");
+        f.modes.emplace_back(p, n);
+        p += n;
+        if (*p == ',') ++p;
+      }
+    } else if (auto v = value("writers")) {
       f.writers.clear();
       for (const char* p = v; *p != '\0';) {
         f.writers.push_back(std::max(1, std::atoi(p)));

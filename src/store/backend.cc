@@ -99,7 +99,7 @@ util::StatusOr<std::unique_ptr<Backend>> Backend::Open(const Options& options) {
     if (magic != "converge-store") {
       return util::DataLoss("store: " + format_path + " is not a Converge store FORMAT file");
     }
-    if (version != kFormatVersion) {
+    if (version != kFormatVersion && version != 1) {
       return util::FailedPrecondition("store: unsupported format version " +
                                       std::to_string(version) + " in " + options.dir +
                                       " (this build reads " + std::to_string(kFormatVersion) + ")");
@@ -138,8 +138,8 @@ util::StatusOr<std::unique_ptr<Backend>> Backend::Open(const Options& options) {
       return util::DataLoss("store: " + data_path + " lacks its format record");
     }
     util::Status init = b->PutMeta(txn, kMetaFormat, kFormatVersion);
-    for (const char* name :
-         {kMetaCurrentRevision, kMetaScheduledCompact, kMetaFinishedCompact, kMetaRecordCount}) {
+    for (const char* name : {kMetaCurrentRevision, kMetaScheduledCompact, kMetaFinishedCompact,
+                             kMetaRecordCount, kMetaLogApplied}) {
       if (init.ok()) init = b->PutMeta(txn, name, 0);
     }
     if (!init.ok()) {
@@ -149,13 +149,21 @@ util::StatusOr<std::unique_ptr<Backend>> Backend::Open(const Options& options) {
   } else if (!st_format.ok()) {
     mdb_txn_abort(txn);
     return st_format;
+  } else if (format == 1) {
+    // Upgrade: version 1 had no log. The FORMAT file follows once this is durable.
+    util::Status up = b->PutMeta(txn, kMetaFormat, kFormatVersion);
+    if (up.ok()) up = b->PutMeta(txn, kMetaLogApplied, 0);
+    if (!up.ok()) {
+      mdb_txn_abort(txn);
+      return up;
+    }
   } else if (format != kFormatVersion) {
     mdb_txn_abort(txn);
     return util::FailedPrecondition("store: unsupported format version " + std::to_string(format) +
                                     " in " + data_path);
   }
   CONVERGE_RETURN_IF_ERROR(b->Commit(txn));
-  if (!initialized) {
+  if (!initialized || format == 1) {
     // The environment must be durable before FORMAT claims it exists.
     if (options.fsync) CONVERGE_RETURN_IF_ERROR(LmdbStatus(mdb_env_sync(b->env_, 1), "sync"));
     CONVERGE_RETURN_IF_ERROR(WriteFileDurably(
@@ -332,6 +340,21 @@ util::Status Backend::PutRecord(MDB_txn* txn, RevisionPair rev, const RecordView
       LmdbStatus(mdb_put(txn, history_, &k, &v, MDB_RESERVE | MDB_APPEND), "put record"));
   EncodeRecord(rev, record, static_cast<char*>(v.mv_data));
   return util::Status::Ok();
+}
+
+util::Status Backend::PutRecordBytes(MDB_txn* txn, RevisionPair rev, std::string_view bytes) {
+  char key[kRevisionKeySize];
+  EncodeRevisionKey(rev, key);
+  MDB_val k{sizeof(key), key};
+  MDB_val v = Val(bytes);
+  return LmdbStatus(mdb_put(txn, history_, &k, &v, MDB_APPEND), "put record");
+}
+
+uint64_t Backend::UsedBytes() const {
+  MDB_envinfo info{};
+  MDB_stat stat{};
+  if (mdb_env_info(env_, &info) != 0 || mdb_env_stat(env_, &stat) != 0) return 0;
+  return (static_cast<uint64_t>(info.me_last_pgno) + 1) * stat.ms_psize;
 }
 
 util::Status Backend::DeleteRecord(MDB_txn* txn, RevisionPair rev) {

@@ -10,7 +10,8 @@
 // Meta names: kMetaFormat, kMetaCurrentRevision (newest committed revision),
 // kMetaScheduledCompact (compaction requested; reads below it fail), kMetaFinishedCompact
 // (every record that compaction drops below it is deleted), kMetaRecordCount (records in the
-// history db, checked against a full scan at open).
+// history db, checked against a full scan at open), kMetaLogApplied (the newest write-ahead
+// log group whose changes this file holds; 0 if none).
 //
 // Durability: with `fsync` the environment runs with MDB_NOMETASYNC: a commit writes the data
 // pages, fdatasync()s them, then writes the meta page without syncing. The commit is durable
@@ -55,12 +56,16 @@
 
 namespace converge::store {
 
-inline constexpr uint64_t kFormatVersion = 1;
+// 2: the store may have a write-ahead log (dir/wal, wal.h) whose groups after
+// kMetaLogApplied are not in LMDB yet; a build that reads only 1 would ignore them. Version 1
+// stores are upgraded at open.
+inline constexpr uint64_t kFormatVersion = 2;
 inline constexpr char kMetaFormat[] = "format";
 inline constexpr char kMetaCurrentRevision[] = "current_revision";
 inline constexpr char kMetaScheduledCompact[] = "scheduled_compact_revision";
 inline constexpr char kMetaFinishedCompact[] = "finished_compact_revision";
 inline constexpr char kMetaRecordCount[] = "record_count";
+inline constexpr char kMetaLogApplied[] = "log_applied_seq";
 
 // Maps an LMDB return code to a Status: structural corruption is DataLoss, a full map
 // ResourceExhausted, a full reader table Unavailable, anything else Internal.
@@ -125,6 +130,8 @@ class Backend {
   // views stay valid until the transaction ends or writes; NotFound if absent.
   util::Status GetRecord(MDB_txn* txn, RevisionPair rev, RecordView* out) const;
   util::Status PutRecord(MDB_txn* txn, RevisionPair rev, const RecordView& record);
+  // Appends an already encoded record (EncodeRecord's bytes).
+  util::Status PutRecordBytes(MDB_txn* txn, RevisionPair rev, std::string_view bytes);
   // NotFound if absent.
   util::Status DeleteRecord(MDB_txn* txn, RevisionPair rev);
 
@@ -155,6 +162,11 @@ class Backend {
     std::string_view bytes_;
   };
   util::StatusOr<HistoryCursor> OpenHistoryCursor(MDB_txn* txn) const;
+
+  // Bytes of data.mdb that LMDB's newest meta page uses (the pages in use and free pages below
+  // the last one), and the map size: how close the store is to ResourceExhausted.
+  uint64_t UsedBytes() const;
+  uint64_t MapBytes() const { return options_.map_size; }
 
   // Number of entries LMDB counts in the history db.
   util::StatusOr<uint64_t> HistoryEntries(MDB_txn* txn) const;

@@ -1,17 +1,28 @@
 #include "store/committer.h"
 
+#include <semaphore>
+
 #include "store/group_writer.h"
 #include "store/thread_latency.h"
 
 namespace converge::store {
 
+namespace {
+
+// Room kept in the map beyond the estimate for a logged group (LMDB's branch pages, meta).
+constexpr uint64_t kMapSlack = uint64_t{1} << 20;
+
+}  // namespace
+
 Committer::Committer(Options options, Backend* backend, Index* index, WatchHub* hub,
-                     Revision current, uint64_t record_count, const std::atomic<Revision>* compact)
+                     Revision current, uint64_t record_count, const std::atomic<Revision>* compact,
+                     Log log)
     : options_(options),
       backend_(backend),
       index_(index),
       hub_(hub),
       compact_(compact),
+      log_(log),
       clock_(&util::RealClock()),
       latest_(current),
       record_count_(record_count),
@@ -28,7 +39,11 @@ void Committer::Start() {
       std::lock_guard lock(stats_mu_);
       stats_.short_slice = ok;
     }
-    Loop();
+    if (log_.wal != nullptr) {
+      LogLoop();
+    } else {
+      DirectLoop();
+    }
   });
 }
 
@@ -43,6 +58,7 @@ void Committer::Stop() {
 
 void Committer::Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes) {
   util::Status reject;
+  bool notify = false;
   {
     std::lock_guard lock(mu_);
     if (stopping_) {
@@ -51,17 +67,61 @@ void Committer::Submit(TxnRequest req, KV::TxnCallback done, util::Status preche
       reject = fatal_;
     } else {
       queue_.push_back(Item{std::move(req), std::move(done), std::move(precheck), bytes});
+      // Whoever holds the writer role looks at the queue again when it is done.
+      notify = !busy_;
     }
   }
   if (!reject.ok()) {
     done(reject);
     return;
   }
-  cv_.notify_one();
+  if (notify) cv_.notify_one();
+}
+
+util::StatusOr<TxnResponse> Committer::Run(TxnRequest req, util::Status precheck, size_t bytes) {
+  util::StatusOr<TxnResponse> result = util::Unavailable("store: closed");
+  if (log_.wal != nullptr) {
+    bool lead = false;
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return util::Unavailable("store: closed");
+      if (!fatal_.ok()) return fatal_;
+      if (!busy_ && queue_.empty()) {
+        busy_ = true;
+        lead = true;
+      }
+    }
+    if (lead) {
+      Group g;
+      g.items.push_back(Item{std::move(req),
+                             [&result](util::StatusOr<TxnResponse> r) { result = std::move(r); },
+                             std::move(precheck), bytes});
+      CommitLogged(g, /*inline_group=*/true);
+      bool more;
+      {
+        std::lock_guard lock(mu_);
+        busy_ = false;
+        more = !queue_.empty();
+      }
+      if (more) cv_.notify_one();
+      return result;
+    }
+  }
+  std::binary_semaphore done(0);
+  Submit(
+      std::move(req),
+      [&](util::StatusOr<TxnResponse> r) {
+        result = std::move(r);
+        done.release();
+      },
+      std::move(precheck), bytes);
+  done.acquire();
+  return result;
 }
 
 util::Status Committer::Maintain(std::vector<RevisionPair> deletes,
                                  std::vector<std::pair<std::string, uint64_t>> metas) {
+  if (log_.applier != nullptr) return log_.applier->Maintain(std::move(deletes), std::move(metas));
   Maintenance m{std::move(deletes), std::move(metas), {}};
   std::future<util::Status> done = m.done.get_future();
   {
@@ -74,7 +134,105 @@ util::Status Committer::Maintain(std::vector<RevisionPair> deletes,
   return done.get();
 }
 
-void Committer::Loop() {
+void Committer::TakeLocked(Group* g) {
+  size_t bytes = 0;
+  while (!queue_.empty() && g->items.size() < options_.max_group_txns &&
+         (g->items.empty() || bytes + queue_.front().bytes <= options_.max_group_bytes)) {
+    bytes += queue_.front().bytes;
+    g->items.push_back(std::move(queue_.front()));
+    queue_.pop_front();
+  }
+}
+
+void Committer::LogLoop() {
+  while (true) {
+    Group g;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return (stopping_ && queue_.empty()) || (!busy_ && !queue_.empty()); });
+      if (queue_.empty()) break;  // stopping
+      busy_ = true;
+      TakeLocked(&g);
+    }
+    CommitLogged(g, /*inline_group=*/false);
+    std::lock_guard lock(mu_);
+    busy_ = false;
+  }
+}
+
+void Committer::CommitLogged(Group& g, bool inline_group) {
+  g.results.reserve(g.items.size());
+  if (failed_.ok() && log_.applier->failed()) failed_ = log_.applier->failure();
+  if (!failed_.ok()) {
+    Finish(g, failed_);
+    return;
+  }
+  // Back-pressure: the applier must keep up with the log.
+  log_.tail->WaitBelow(options_.max_tail_bytes, [&] { return log_.applier->failed(); });
+  if (log_.applier->failed()) {
+    Finish(g, log_.applier->failure());
+    return;
+  }
+  auto fail_group = [&](const util::Status& st) {
+    g.results.assign(g.items.size(), st);
+    g.last = 0;
+    Finish(g, util::Status::Ok());
+  };
+  auto encoder = std::make_unique<wal::GroupEncoder>();
+  std::optional<GroupWriter> w;
+  {
+    util::StatusOr<ReadView> view = ReadView::Begin(backend_, log_.tail);
+    if (!view.ok()) return fail_group(view.status());
+    w.emplace(&*view, index_, latest_, compact_->load(std::memory_order_acquire), encoder.get());
+    for (Item& item : g.items) {
+      if (!item.precheck.ok()) {
+        g.results.emplace_back(item.precheck);
+        continue;
+      }
+      util::StatusOr<TxnResponse> r = w->Apply(item.req);
+      if (!r.ok() && r.status().code() != util::Code::kOutOfRange) return fail_group(r.status());
+      g.results.push_back(std::move(r));
+    }
+  }  // the read view (an LMDB snapshot) ends before the fdatasync
+  if (!w->wrote()) {
+    g.last = latest_;
+    Finish(g, util::Status::Ok());
+    return;
+  }
+  const uint64_t need =
+      log_.applier->used_bytes() + 2 * (log_.tail->bytes() + encoder->record_bytes()) + kMapSlack;
+  if (need > backend_->MapBytes()) {
+    return fail_group(util::ResourceExhausted("store: the data file would outgrow its map size (" +
+                                              std::to_string(backend_->MapBytes()) +
+                                              " bytes); raise map_size"));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  util::Status st = log_.wal->Append(encoder.get());
+  AddCommitTime(t0, inline_group);
+  if (!st.ok()) {
+    Finish(g, st);
+    return;
+  }
+  log_.tail->Append(LoggedGroup::FromEncoder(std::move(encoder)));
+  log_.applier->Notify();
+  index_->Apply(w->changes());
+  latest_ = w->latest();
+  g.last = latest_;
+  g.events = std::move(w->events());
+  Finish(g, util::Status::Ok());
+}
+
+void Committer::AddCommitTime(std::chrono::steady_clock::time_point t0, bool inline_group) {
+  const auto ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  std::lock_guard lock(stats_mu_);
+  ++stats_.groups;
+  if (inline_group) ++stats_.inline_groups;
+  stats_.commit_ns += static_cast<uint64_t>(ns);
+}
+
+void Committer::DirectLoop() {
   std::optional<Group> unsynced;  // committed, durable once the next fdatasync returns
   while (true) {
     Group g;
@@ -83,13 +241,7 @@ void Committer::Loop() {
       cv_.wait(lock, [&] {
         return !queue_.empty() || !maintenance_.empty() || stopping_ || unsynced.has_value();
       });
-      size_t bytes = 0;
-      while (!queue_.empty() && g.items.size() < options_.max_group_txns &&
-             (g.items.empty() || bytes + queue_.front().bytes <= options_.max_group_bytes)) {
-        bytes += queue_.front().bytes;
-        g.items.push_back(std::move(queue_.front()));
-        queue_.pop_front();
-      }
+      TakeLocked(&g);
       if (!maintenance_.empty()) {
         const util::Clock::TimePoint now = clock_->Now();
         if (g.items.empty() || now - last_maintenance_ >= options_.maintenance_interval) {
@@ -163,7 +315,9 @@ Committer::Outcome Committer::CommitGroup(Group& g, util::Status* error) {
     *error = txn.status();
     return Outcome::kFailed;
   }
-  GroupWriter w(backend_, *txn, index_, latest_, compact_->load(std::memory_order_acquire));
+  wal::GroupEncoder encoder;
+  ReadView view(backend_, *txn);
+  GroupWriter w(&view, index_, latest_, compact_->load(std::memory_order_acquire), &encoder);
   auto abort = [&](const util::Status& st) {
     backend_->Abort(*txn);
     g.results.assign(g.items.size(), st);
@@ -182,19 +336,30 @@ Committer::Outcome Committer::CommitGroup(Group& g, util::Status* error) {
     if (!r.ok() && r.status().code() != util::Code::kOutOfRange) return abort(r.status());
     g.results.push_back(std::move(r));
   }
+  uint64_t deleted = 0;
   if (g.maintenance != nullptr) {
-    util::Status st = w.DeleteRecords(g.maintenance->deletes);
-    for (const auto& [name, value] : g.maintenance->metas) {
-      if (st.ok()) st = backend_->PutMeta(*txn, name, value);
+    for (const RevisionPair& rev : g.maintenance->deletes) {
+      util::Status st = backend_->DeleteRecord(*txn, rev);
+      if (st.code() == util::Code::kNotFound) continue;
+      if (!st.ok()) return abort(st);
+      ++deleted;
     }
-    if (!st.ok()) return abort(st);
+    for (const auto& [name, value] : g.maintenance->metas) {
+      util::Status st = backend_->PutMeta(*txn, name, value);
+      if (!st.ok()) return abort(st);
+    }
   }
   if (!w.wrote() && g.maintenance == nullptr) {
     backend_->Abort(*txn);
     g.last = latest_;
     return Outcome::kNothingWritten;
   }
-  const uint64_t records = record_count_ + w.record_delta();
+  for (size_t i = 0; i < encoder.change_count(); ++i) {
+    util::Status st =
+        backend_->PutRecordBytes(*txn, encoder.change_rev(i), encoder.change_record(i));
+    if (!st.ok()) return abort(st);
+  }
+  const uint64_t records = record_count_ + encoder.change_count() - deleted;
   util::Status st = backend_->PutMeta(*txn, kMetaRecordCount, records);
   if (st.ok() && w.latest() != latest_) {
     st = backend_->PutMeta(*txn, kMetaCurrentRevision, static_cast<uint64_t>(w.latest()));
@@ -206,13 +371,7 @@ Committer::Outcome Committer::CommitGroup(Group& g, util::Status* error) {
     *error = st;
     return Outcome::kFailed;
   }
-  {
-    std::lock_guard lock(stats_mu_);
-    ++stats_.groups;
-    stats_.commit_ns +=
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-            .count();
-  }
+  AddCommitTime(t0, /*inline_group=*/false);
   index_->Apply(w.changes());
   latest_ = w.latest();
   record_count_ = records;

@@ -1,38 +1,44 @@
 // Committer: the store's single writer.
 //
-// Concurrent transactions queue up; the committer thread takes everything queued (up to a
-// group limit) and applies it in one LMDB write transaction (GroupWriter): each writing
-// transaction gets its own revision, and compares see the newest state including earlier
-// transactions of the same group, so optimistic concurrency is exact. Compaction's record
+// Concurrent transactions queue up; the writer takes everything queued (up to a group limit),
+// evaluates it as one group (GroupWriter: each writing transaction gets its own revision, and
+// compares see the newest state including earlier transactions of the same group, so
+// optimistic concurrency is exact), makes the group's records durable with one fdatasync, and
+// then publishes it: its index changes are already in the Index (readers never look past the
+// published revision), the published revision advances, its events go to the WatchHub, and
+// each transaction's callback runs. A transaction is therefore acknowledged, visible to reads
+// and delivered to watchers only once it is on disk. How the group becomes durable depends on
+// the mode:
+//
+// Log mode (a Wal is given; the default): the group is appended to the write-ahead log, whose
+// fdatasync is the only barrier before the acknowledgement. The group then goes to the log
+// tail (readers and the next group find its records there) and the Applier writes it into
+// LMDB later, off every writer's path. A synchronous caller (Run) that finds the writer idle
+// commits its own transaction on its own thread (a lone put: no hand-over to a writer thread
+// and back, so its only wait is the fdatasync); otherwise it queues, and the writer thread
+// takes the queue as a group. Compaction's maintenance goes to the Applier.
+//
+// Direct mode (no Wal): the group is one LMDB write transaction. LMDB runs with
+// MDB_NOMETASYNC: a commit fdatasync()s its data pages, which also makes the previous
+// commit's meta page durable. So after committing group N+1 the writer publishes group N; when
+// nothing else is queued it calls Sync() and publishes the last group at once. When it syncs
+// explicitly it first tops up LMDB's reserved space if it runs low (Backend::ReserveSpace: the
+// same fdatasync covers the zeros and the last group's meta page). Compaction's record
 // deletions and meta updates ride along as at most one maintenance item per group, and while
 // writers are queued at most once per maintenance_interval (etcd pauses 10 ms between its
-// compaction batches for the same reason), so a compaction never holds a writer for more than
-// one batch and never takes more than a small share of the commits.
+// compaction batches for the same reason).
 //
-// Durability pipeline (see Backend): a commit fdatasync()s its data pages, which also makes the
-// previous commit's meta page durable. So after committing group N+1 the committer publishes
-// group N; when nothing else is queued it calls Sync() and publishes the last group at once.
-// Publishing a group, in revision order: apply its index changes are already in the Index
-// (readers never look past the published revision), advance the published revision, hand its
-// events to the WatchHub, then run each transaction's callback. A transaction is therefore
-// acknowledged, visible to reads and delivered to watchers only once it is on disk.
+// A failed log append, commit or sync leaves the outcome of in-flight groups unknown: the
+// committer then fails them and every later request with the same error (like PostgreSQL after
+// a failed fsync, it does not retry); so does a failed Applier. An error while evaluating a
+// group (a record that cannot be read) fails that group only, and in direct mode so does one
+// while writing it (e.g. the map is full); in log mode a group that would not fit in the map
+// (counting what the Applier has yet to write) fails with ResourceExhausted before it is
+// logged. A range at a compacted or future revision fails only its own transaction.
 //
-// Reserved space: when the committer syncs explicitly (nothing else queued) and the backend
-// has less than its reserve of zero-filled space past LMDB's last page, it appends that
-// reserve before the sync (Backend::ReserveSpace: the same fdatasync covers the zeros and the
-// last group's meta page). Commits under light load then overwrite written blocks instead of
-// growing data.mdb. One in every ~200-250 lone 3 KB puts pays for writing 1 MiB of zeros
-// (2-13 ms here); under a steady load the committer never syncs explicitly and LMDB grows the
-// file itself, as it would without this.
-//
-// A failed commit or sync leaves the outcome of in-flight groups unknown: the committer then
-// fails them and every later request with the same error (like PostgreSQL after a failed
-// fsync, it does not retry). An error while applying a group (e.g. the map is full) aborts the
-// LMDB transaction and fails that group only; a range at a compacted or future revision fails
-// only its own transaction.
-//
-// Thread-safety: Submit, Maintain and published() may be called from any thread. Callbacks run
-// on the committer thread and must not block.
+// Thread-safety: Submit, Run, Maintain and published() may be called from any thread.
+// Callbacks run on the writer's thread (the committer thread, or a caller of Run committing
+// inline) and must not block.
 #pragma once
 
 #include <atomic>
@@ -46,9 +52,12 @@
 #include <utility>
 #include <vector>
 
+#include "store/applier.h"
 #include "store/backend.h"
 #include "store/index.h"
 #include "store/kv.h"
+#include "store/log_tail.h"
+#include "store/wal.h"
 #include "store/watch_hub.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -60,30 +69,42 @@ class Committer {
   struct Options {
     size_t max_group_txns = 1024;
     size_t max_group_bytes = size_t{32} << 20;
-    // While transactions are queued, a maintenance item joins a group at most this often; when
-    // nothing else is queued it runs at once.
+    // Direct mode: while transactions are queued, a maintenance item joins a group at most this
+    // often; when nothing else is queued it runs at once.
     // Pacing measured on RealClock() on purpose: a FakeClock that tests do not step would
     // otherwise hold compaction back forever under a steady stream of writes.
     util::Clock::Duration maintenance_interval = std::chrono::milliseconds(10);
+    // Log mode: the writer waits while the log tail (logged, not yet in LMDB) holds this much.
+    size_t max_tail_bytes = size_t{64} << 20;
+  };
+  // Log mode: the log, its tail and the applier.
+  struct Log {
+    Wal* wal = nullptr;
+    LogTail* tail = nullptr;
+    Applier* applier = nullptr;
   };
 
   // `current` and `record_count` describe the history as recovered; `compact` is the store's
-  // compact revision (read for ranges at an explicit revision inside transactions).
+  // compact revision (read for ranges at an explicit revision inside transactions). `log`
+  // empty: direct mode.
   Committer(Options options, Backend* backend, Index* index, WatchHub* hub, Revision current,
-            uint64_t record_count, const std::atomic<Revision>* compact);
+            uint64_t record_count, const std::atomic<Revision>* compact, Log log);
   ~Committer();
 
   void Start();
-  // Commits and acknowledges everything queued, syncs, and joins the thread. Submissions after
-  // Stop() fail with Unavailable (their callback runs on the caller's thread).
+  // Commits and acknowledges everything queued, and joins the thread. Submissions after Stop()
+  // fail with Unavailable (their callback runs on the caller's thread).
   void Stop();
 
   // Queues a transaction. A non-OK `precheck` (validation failed) is delivered in order
   // without applying anything. `bytes` is its size for the group limit.
   void Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes);
+  // The same, waiting for the outcome; in log mode commits on the calling thread when the
+  // writer is idle.
+  util::StatusOr<TxnResponse> Run(TxnRequest req, util::Status precheck, size_t bytes);
 
-  // Maintenance for compaction: deletes records and writes meta values in one commit of the
-  // writer, and returns once that commit is durable.
+  // Maintenance for compaction: deletes records and writes meta values in one LMDB commit
+  // (after every group logged before it), and returns once that commit is durable.
   util::Status Maintain(std::vector<RevisionPair> deletes,
                         std::vector<std::pair<std::string, uint64_t>> metas);
 
@@ -92,14 +113,15 @@ class Committer {
 
   // Cumulative counters, for benchmarks and metrics.
   struct Stats {
-    uint64_t groups = 0;       // LMDB write transactions committed
-    uint64_t txns = 0;         // transactions acknowledged
-    uint64_t syncs = 0;        // explicit Sync() calls (nothing else was queued)
-    uint64_t commit_ns = 0;    // time in mdb_txn_commit (includes its fdatasync)
-    uint64_t sync_ns = 0;      // time in explicit Sync()
-    uint64_t reserves = 0;     // explicit syncs that also reserved space (not in `syncs`)
-    uint64_t reserve_ns = 0;   // time in them
-    bool short_slice = false;  // RequestShortSchedulerSlice succeeded for the committer
+    uint64_t groups = 0;         // groups made durable (log appends or LMDB commits)
+    uint64_t txns = 0;           // transactions acknowledged
+    uint64_t inline_groups = 0;  // log mode: groups committed on a caller's thread
+    uint64_t syncs = 0;          // direct mode: explicit Sync() calls (nothing else was queued)
+    uint64_t commit_ns = 0;      // log append + fdatasync, or mdb_txn_commit (with its fdatasync)
+    uint64_t sync_ns = 0;        // time in explicit Sync()
+    uint64_t reserves = 0;       // explicit syncs that also reserved space (not in `syncs`)
+    uint64_t reserve_ns = 0;     // time in them
+    bool short_slice = false;    // RequestShortSchedulerSlice succeeded for the committer
   };
   Stats stats() const;
 
@@ -124,10 +146,17 @@ class Committer {
   };
   enum class Outcome { kCommitted, kNothingWritten, kAborted, kFailed };
 
-  void Loop();
+  // Takes queued items into `g` (mu_ held).
+  void TakeLocked(Group* g);
+  void DirectLoop();
+  void LogLoop();
+  // Direct mode: one LMDB commit.
   Outcome CommitGroup(Group& g, util::Status* error);
+  // Log mode: evaluates, logs and publishes `g` (the caller holds the writer role: busy_).
+  void CommitLogged(Group& g, bool inline_group);
   // Publishes `g` if `st` is OK (and the committer has not failed), else fails it.
   void Finish(Group& g, util::Status st);
+  void AddCommitTime(std::chrono::steady_clock::time_point t0, bool inline_group);
 
   // Constant after construction.
   const Options options_;
@@ -135,13 +164,14 @@ class Committer {
   Index* const index_;
   WatchHub* const hub_;
   const std::atomic<Revision>* const compact_;
+  const Log log_;
 
   util::Clock* const clock_;
 
-  // Committer thread only.
+  // The writer only (the committer thread, or the Run caller holding busy_).
   util::Clock::TimePoint last_maintenance_{};
   Revision latest_;        // newest committed (maybe not yet durable) revision
-  uint64_t record_count_;  // records in the history db as of latest_
+  uint64_t record_count_;  // direct mode: records in the history db as of latest_
   util::Status failed_;    // sticky commit/sync failure
 
   std::atomic<Revision> published_;
@@ -153,6 +183,7 @@ class Committer {
   std::condition_variable cv_;
   std::deque<Item> queue_;                // guarded by mu_
   std::deque<Maintenance*> maintenance_;  // guarded by mu_
+  bool busy_ = false;                     // guarded by mu_: someone holds the writer role
   bool stopping_ = false;                 // guarded by mu_
   util::Status fatal_;                    // guarded by mu_: copy of failed_ for Submit
   std::thread thread_;

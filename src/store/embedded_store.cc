@@ -2,78 +2,106 @@
 
 #include <future>
 
+#include "store/applier.h"
 #include "store/backend.h"
 #include "store/committer.h"
 #include "store/compactor.h"
 #include "store/index.h"
+#include "store/log_tail.h"
 #include "store/recovery.h"
 #include "store/txn_eval.h"
+#include "store/wal.h"
 #include "store/watch_hub.h"
 
 namespace converge::store {
 
-// History for catching-up watchers, read straight from LMDB snapshots: records are
-// self-describing (the prev pointer finds prev_kv), so the index is not involved.
+// History for catching-up watchers, read from a read view (the log tail over an LMDB
+// snapshot): records are self-describing (the prev pointer finds prev_kv), so the index is not
+// involved.
 class StoreHistory final : public HistorySource {
  public:
   // Records looked at per call at most, so that a snapshot stays short-lived.
   static constexpr size_t kMaxScan = 20000;
 
-  StoreHistory(Backend* backend, const std::atomic<Revision>* compact)
-      : backend_(backend), compact_(compact) {}
+  StoreHistory(Backend* backend, const LogTail* tail, const std::atomic<Revision>* compact)
+      : backend_(backend), tail_(tail), compact_(compact) {}
 
   util::StatusOr<Chunk> ReadHistory(std::string_view key, std::string_view end, Revision from,
                                     Revision to, bool prev_kv, size_t max_events) override {
     Chunk chunk;
-    CONVERGE_ASSIGN_OR_RETURN(Backend::ReadTxn txn, backend_->BeginRead());
+    CONVERGE_ASSIGN_OR_RETURN(ReadView view, ReadView::Begin(backend_, tail_));
     // The snapshot predates any deletion for a compaction above the value read here.
     const Revision compact = compact_->load(std::memory_order_acquire);
     if (from < compact) {
       chunk.compacted = compact;
       return chunk;
     }
-    CONVERGE_ASSIGN_OR_RETURN(Backend::HistoryCursor cursor,
-                              backend_->OpenHistoryCursor(txn.get()));
-    CONVERGE_ASSIGN_OR_RETURN(bool found, cursor.Seek(RevisionPair{from, 0}));
+    // Revisions from the tail's first on are read from the tail (LMDB may hold some of them
+    // too), the ones before from LMDB.
+    const LogTail::Snapshot* tail = view.tail();
+    const Revision tail_first =
+        tail != nullptr && !tail->empty() ? tail->groups().front()->first_revision : INT64_MAX;
     Revision in_revision = 0;
     size_t scanned = 0;
-    while (found && cursor.rev().main <= to) {
-      const RevisionPair rev = cursor.rev();
+    // Adds the record at `rev` if it matches; false once the chunk is full (at a revision
+    // boundary: chunk.next is set).
+    auto visit = [&](RevisionPair rev, std::string_view bytes) -> util::StatusOr<bool> {
       if (rev.main != in_revision) {
         if (chunk.events.size() >= max_events || scanned >= kMaxScan) {
           chunk.next = rev.main;
-          return chunk;
+          return false;
         }
         in_revision = rev.main;
       }
       ++scanned;
       RecordView record;
-      CONVERGE_RETURN_IF_ERROR(DecodeRecordHeader(rev, cursor.bytes(), &record));
-      if (KeyInRange(record.key, key, end)) {
-        CONVERGE_RETURN_IF_ERROR(DecodeRecord(rev, cursor.bytes(), &record));
-        Event event;
-        if (record.tombstone) {
-          event.type = Event::Type::kDelete;
-          auto kv = std::make_shared<KeyValue>();
-          kv->key.assign(record.key);
-          kv->mod_revision = rev.main;
-          event.kv = std::move(kv);
-        } else {
-          event.kv = MakeKeyValue(rev, record);
-        }
-        if (prev_kv && !record.prev.IsZero()) {
-          RecordView prev;
-          util::Status st = backend_->GetRecord(txn.get(), record.prev, &prev);
-          if (st.code() == util::Code::kNotFound) {
-            return util::DataLoss("store: the previous value of revision " +
-                                  std::to_string(rev.main) + " is missing from the history");
-          }
-          CONVERGE_RETURN_IF_ERROR(st);
-          event.prev_kv = MakeKeyValue(record.prev, prev);
-        }
-        chunk.events.push_back(std::move(event));
+      CONVERGE_RETURN_IF_ERROR(DecodeRecordHeader(rev, bytes, &record));
+      if (!KeyInRange(record.key, key, end)) return true;
+      CONVERGE_RETURN_IF_ERROR(DecodeRecord(rev, bytes, &record));
+      Event event;
+      if (record.tombstone) {
+        event.type = Event::Type::kDelete;
+        auto kv = std::make_shared<KeyValue>();
+        kv->key.assign(record.key);
+        kv->mod_revision = rev.main;
+        event.kv = std::move(kv);
+      } else {
+        event.kv = MakeKeyValue(rev, record);
       }
-      CONVERGE_ASSIGN_OR_RETURN(found, cursor.Next());
+      if (prev_kv && !record.prev.IsZero()) {
+        RecordView prev;
+        util::Status st = view.Get(record.prev, &prev);
+        if (st.code() == util::Code::kNotFound) {
+          return util::DataLoss("store: the previous value of revision " +
+                                std::to_string(rev.main) + " is missing from the history");
+        }
+        CONVERGE_RETURN_IF_ERROR(st);
+        event.prev_kv = MakeKeyValue(record.prev, prev);
+      }
+      chunk.events.push_back(std::move(event));
+      return true;
+    };
+    if (from < tail_first) {
+      CONVERGE_ASSIGN_OR_RETURN(Backend::HistoryCursor cursor,
+                                backend_->OpenHistoryCursor(view.txn()));
+      CONVERGE_ASSIGN_OR_RETURN(bool found, cursor.Seek(RevisionPair{from, 0}));
+      while (found && cursor.rev().main <= to && cursor.rev().main < tail_first) {
+        CONVERGE_ASSIGN_OR_RETURN(bool more, visit(cursor.rev(), cursor.bytes()));
+        if (!more) return chunk;
+        CONVERGE_ASSIGN_OR_RETURN(found, cursor.Next());
+      }
+    }
+    if (tail_first <= to) {
+      for (const LoggedGroupPtr& g : tail->groups()) {
+        if (g->last_revision < from) continue;
+        if (g->first_revision > to) break;
+        for (const wal::GroupView::Change& c : g->changes) {
+          if (c.rev.main < from) continue;
+          if (c.rev.main > to) break;
+          CONVERGE_ASSIGN_OR_RETURN(bool more, visit(c.rev, c.record));
+          if (!more) return chunk;
+        }
+      }
     }
     chunk.next = to + 1;
     return chunk;
@@ -81,6 +109,7 @@ class StoreHistory final : public HistorySource {
 
  private:
   Backend* const backend_;
+  const LogTail* const tail_;
   const std::atomic<Revision>* const compact_;
 };
 
@@ -96,11 +125,38 @@ util::StatusOr<std::unique_ptr<EmbeddedStore>> EmbeddedStore::Open(
   backend_options.fsync = options.fsync;
   backend_options.reserve_bytes = options.reserve_bytes;
   CONVERGE_ASSIGN_OR_RETURN(s->backend_, Backend::Open(backend_options));
+  uint64_t applied_seq = 0;
+  {
+    CONVERGE_ASSIGN_OR_RETURN(Backend::ReadTxn txn, s->backend_->BeginRead());
+    util::Status st = s->backend_->GetMeta(txn.get(), kMetaLogApplied, &applied_seq);
+    if (st.code() == util::Code::kNotFound) {
+      return util::DataLoss("store: meta value '" + std::string(kMetaLogApplied) + "' is missing");
+    }
+    CONVERGE_RETURN_IF_ERROR(st);
+  }
+  uint64_t next_seq = 0;
+  CONVERGE_RETURN_IF_ERROR(s->ReplayLog(applied_seq, &next_seq));
   s->index_ = std::make_unique<Index>();
   CONVERGE_ASSIGN_OR_RETURN(RecoveredState state, Recover(*s->backend_, s->index_.get(),
                                                           options.verify_checksums_on_open));
   s->compact_.store(state.scheduled_compact);
-  s->history_ = std::make_unique<StoreHistory>(s->backend_.get(), &s->compact_);
+
+  Committer::Log log;
+  if (options.write_ahead_log) {
+    CONVERGE_RETURN_IF_ERROR(s->wal_->Start(next_seq));
+    s->tail_ = std::make_unique<LogTail>();
+    Applier::Options applier_options;
+    applier_options.hold = options.hold_log_for_test;
+    s->applier_ =
+        std::make_unique<Applier>(applier_options, s->backend_.get(), s->tail_.get(), s->wal_.get(),
+                                  state.current, state.record_count, next_seq - 1);
+    log = Committer::Log{s->wal_.get(), s->tail_.get(), s->applier_.get()};
+  } else {
+    // Everything the log held is durable in LMDB now; a later open in log mode starts a new
+    // log after it.
+    s->wal_.reset();
+  }
+  s->history_ = std::make_unique<StoreHistory>(s->backend_.get(), s->tail_.get(), &s->compact_);
 
   WatchHub::Options hub_options;
   hub_options.watcher_buffer = options.watcher_buffer;
@@ -111,33 +167,89 @@ util::StatusOr<std::unique_ptr<EmbeddedStore>> EmbeddedStore::Open(
 
   Committer::Options committer_options;
   committer_options.max_group_txns = options.max_group_txns;
-  s->committer_ =
-      std::make_unique<Committer>(committer_options, s->backend_.get(), s->index_.get(),
-                                  s->hub_.get(), state.current, state.record_count, &s->compact_);
+  committer_options.max_tail_bytes = options.max_log_tail_bytes;
+  s->committer_ = std::make_unique<Committer>(committer_options, s->backend_.get(), s->index_.get(),
+                                              s->hub_.get(), state.current, state.record_count,
+                                              &s->compact_, log);
   Compactor::Options compactor_options;
   compactor_options.batch = options.compaction_batch;
   s->compactor_ =
       std::make_unique<Compactor>(compactor_options, s->index_.get(), s->committer_.get());
 
   s->hub_->Start(state.current);
+  if (s->applier_) s->applier_->Start();
   s->committer_->Start();
   s->compactor_->Start(state.finished_compact, state.scheduled_compact);
   return s;
+}
+
+util::Status EmbeddedStore::ReplayLog(uint64_t applied_seq, uint64_t* next_seq) {
+  Wal::Options wal_options;
+  wal_options.dir = options_.dir;
+  wal_options.fsync = options_.fsync;
+  wal_options.segment_bytes = options_.log_segment_bytes;
+  wal_options.first_segment_bytes = options_.log_first_segment_bytes;
+  Wal::Recovered recovered;
+  CONVERGE_ASSIGN_OR_RETURN(wal_, Wal::Open(wal_options, applied_seq, &recovered));
+  log_torn_tail_ = recovered.torn_tail;
+  *next_seq = std::max(applied_seq, recovered.last_seq) + 1;
+  if (recovered.groups.empty()) return util::Status::Ok();
+  uint64_t current = 0;
+  uint64_t records = 0;
+  {
+    CONVERGE_ASSIGN_OR_RETURN(Backend::ReadTxn txn, backend_->BeginRead());
+    CONVERGE_RETURN_IF_ERROR(backend_->GetMeta(txn.get(), kMetaCurrentRevision, &current));
+    CONVERGE_RETURN_IF_ERROR(backend_->GetMeta(txn.get(), kMetaRecordCount, &records));
+  }
+  // In LMDB transactions of bounded size; the groups come in order.
+  constexpr size_t kReplayTxnBytes = size_t{64} << 20;
+  auto revision = static_cast<Revision>(current);
+  for (size_t i = 0; i < recovered.groups.size();) {
+    std::vector<LoggedGroupPtr> batch;
+    size_t bytes = 0;
+    for (; i < recovered.groups.size() && (batch.empty() || bytes < kReplayTxnBytes); ++i) {
+      Wal::RecoveredGroup& r = recovered.groups[i];
+      auto g = std::make_shared<LoggedGroup>();
+      g->seq = r.view.seq;
+      g->first_revision = r.view.first_revision;
+      g->last_revision = r.view.last_revision;
+      g->changes = std::move(r.view.changes);
+      for (const auto& c : g->changes) g->bytes += c.record.size();
+      g->owner = r.mapping;
+      bytes += g->bytes;
+      batch.push_back(std::move(g));
+    }
+    CONVERGE_ASSIGN_OR_RETURN(MDB_txn * txn, backend_->BeginWrite());
+    util::Status st = Applier::ApplyGroups(backend_.get(), txn, batch, &revision, &records);
+    if (!st.ok()) {
+      backend_->Abort(txn);
+      return st;
+    }
+    CONVERGE_RETURN_IF_ERROR(backend_->Commit(txn));
+    log_replayed_groups_ += batch.size();
+  }
+  // Durable before the log's segments may be reused.
+  return backend_->Sync();
 }
 
 EmbeddedStore::~EmbeddedStore() {
   // The order is the contract in the header.
   if (compactor_) compactor_->Stop();
   if (committer_) committer_->Stop();
+  if (applier_) applier_->Stop();
+  if (wal_) wal_->Stop();
   if (hub_) hub_->Stop();
   compactor_.reset();
   committer_.reset();
+  applier_.reset();
   history_.reset();
+  tail_.reset();
+  wal_.reset();
   backend_.reset();
 }
 
 util::StatusOr<RangeResponse> EmbeddedStore::RangeAt(const RangeRequest& req, Revision rev,
-                                                     Revision header, MDB_txn* txn) {
+                                                     Revision header, const ReadView& view) {
   Revision compact = compact_.load(std::memory_order_acquire);
   if (rev < compact) return CompactedError(compact);
   RangeResponse resp;
@@ -158,7 +270,7 @@ util::StatusOr<RangeResponse> EmbeddedStore::RangeAt(const RangeRequest& req, Re
   resp.kvs.reserve(revs.size());
   for (const RevisionPair& r : revs) {
     RecordView record;
-    util::Status st = backend_->GetRecord(txn, r, &record);
+    util::Status st = view.Get(r, &record);
     if (st.code() == util::Code::kNotFound) {
       return util::DataLoss("store: the index names revision " + std::to_string(r.main) +
                             " but the history has no such record");
@@ -174,14 +286,14 @@ util::StatusOr<RangeResponse> EmbeddedStore::Range(const RangeRequest& req) {
   const Revision published = committer_->published();
   const Revision rev = req.revision == 0 ? published : req.revision;
   if (rev > published) return FutureRevisionError(rev, published);
-  CONVERGE_ASSIGN_OR_RETURN(Backend::ReadTxn txn, backend_->BeginRead());
-  return RangeAt(req, rev, published, txn.get());
+  CONVERGE_ASSIGN_OR_RETURN(ReadView view, ReadView::Begin(backend_.get(), tail_.get()));
+  return RangeAt(req, rev, published, view);
 }
 
 util::StatusOr<TxnResponse> EmbeddedStore::ReadOnlyTxn(const TxnRequest& req) {
   const Revision published = committer_->published();
-  CONVERGE_ASSIGN_OR_RETURN(Backend::ReadTxn txn, backend_->BeginRead());
-  IndexView view(index_.get(), backend_.get(), txn.get(), published);
+  CONVERGE_ASSIGN_OR_RETURN(ReadView records, ReadView::Begin(backend_.get(), tail_.get()));
+  IndexView view(index_.get(), &records, published);
   TxnResponse resp;
   resp.header_revision = published;
   resp.succeeded = true;
@@ -196,7 +308,7 @@ util::StatusOr<TxnResponse> EmbeddedStore::ReadOnlyTxn(const TxnRequest& req) {
     const auto& range = std::get<RangeRequest>(op);
     const Revision rev = range.revision == 0 ? published : range.revision;
     if (rev > published) return FutureRevisionError(rev, published);
-    CONVERGE_ASSIGN_OR_RETURN(RangeResponse r, RangeAt(range, rev, published, txn.get()));
+    CONVERGE_ASSIGN_OR_RETURN(RangeResponse r, RangeAt(range, rev, published, records));
     resp.responses.emplace_back(std::move(r));
   }
   return resp;
@@ -208,10 +320,9 @@ util::StatusOr<TxnResponse> EmbeddedStore::Txn(const TxnRequest& req) {
     CONVERGE_RETURN_IF_ERROR(ValidateTxn(req, options_.max_request_bytes, &bytes));
     return ReadOnlyTxn(req);
   }
-  std::promise<util::StatusOr<TxnResponse>> promise;
-  std::future<util::StatusOr<TxnResponse>> future = promise.get_future();
-  TxnAsync(req, [&promise](util::StatusOr<TxnResponse> r) { promise.set_value(std::move(r)); });
-  return future.get();
+  size_t bytes = 0;
+  util::Status precheck = ValidateTxn(req, options_.max_request_bytes, &bytes);
+  return committer_->Run(req, std::move(precheck), bytes);
 }
 
 void EmbeddedStore::TxnAsync(TxnRequest req, TxnCallback done) {
@@ -265,9 +376,37 @@ void EmbeddedStore::WaitForCompaction() {
 }
 
 EmbeddedStore::WriterStats EmbeddedStore::writer_stats() const {
-  const Committer::Stats s = committer_->stats();
-  return WriterStats{s.groups,  s.txns,        s.syncs,    s.commit_ns,
-                     s.sync_ns, s.short_slice, s.reserves, s.reserve_ns};
+  const Committer::Stats c = committer_->stats();
+  WriterStats s;
+  s.groups = c.groups;
+  s.txns = c.txns;
+  s.syncs = c.syncs;
+  s.commit_ns = c.commit_ns;
+  s.sync_ns = c.sync_ns;
+  s.short_slice = c.short_slice;
+  s.reserves = c.reserves;
+  s.reserve_ns = c.reserve_ns;
+  s.inline_groups = c.inline_groups;
+  if (applier_) {
+    const Applier::Stats a = applier_->stats();
+    s.apply_commits = a.commits;
+    s.apply_groups = a.groups;
+    s.apply_commit_ns = a.commit_ns;
+    s.apply_syncs = a.syncs;
+    s.apply_sync_ns = a.sync_ns;
+    s.apply_reserves = a.reserves;
+  }
+  if (wal_) {
+    const Wal::Stats w = wal_->stats();
+    s.log_bytes = w.bytes;
+    s.log_switches = w.switches;
+    s.log_unprepared = w.unprepared;
+    s.log_created = w.created;
+    s.log_recycled = w.recycled;
+    s.log_deleted = w.deleted;
+    s.log_segment_files = w.segment_files;
+  }
+  return s;
 }
 
 size_t EmbeddedStore::WatcherCount() const {

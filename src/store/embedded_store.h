@@ -2,27 +2,40 @@
 //
 //   EmbeddedStore            the KV implementation; reads run on the caller's thread
 //   ├── Backend              LMDB: history db (revision -> record) and meta db
+//   ├── Wal (thread)         write-ahead log: one fdatasync per group; segments prepared ahead
+//   ├── LogTail              groups durable in the log, not yet in LMDB (read from memory)
+//   ├── Applier (thread)     applies the log to LMDB behind the writer; checkpoints the log
 //   ├── Index                in-memory key -> generations of revisions (KeyIndex)
 //   ├── Committer (thread)   group commit, revisions, durability, acknowledgements
 //   ├── WatchHub (thread)    fan-out to watchers, catch-up from history, progress
 //   └── Compactor (thread)   frees history below the compact revision in batches
 //
-// Reads: Range at revision R (0 = the published revision, i.e. the newest acknowledged one)
-// takes an LMDB snapshot, checks R against the compact revision, asks the index which revision
-// of each key is visible at R, checks the compact revision again (a compaction that started
-// meanwhile may have trimmed the index), and reads those records from the snapshot. Records
-// at or above the compact revision are never deleted while a read that passed the check is in
-// flight, because deletions start only after the compact revision was raised.
-// Read-only transactions are evaluated the same way at the published revision; transactions
-// that write go through the committer.
+// Writes: see Committer. With the write-ahead log (options.write_ahead_log) a write is
+// acknowledged once its group is durable in the log; without it, once its LMDB commit is.
 //
-// Opening replays the history into the index and verifies it (Recover); a truncated or
-// corrupted data file fails Open with DataLoss, a store held by another process with
-// FailedPrecondition.
+// What a reader sees: a revision becomes visible (to Range, Txn and watchers) only once it is
+// published, and the committer publishes a group only after the fdatasync that makes it
+// durable (in the log, or in LMDB) returned. So no reader ever sees a write that a crash could
+// take back, and the revision a reader saw never goes backwards, across crashes too.
+//
+// Reads: Range at revision R (0 = the published revision, i.e. the newest acknowledged one)
+// takes a read view (the log tail's snapshot, then an LMDB snapshot: ReadView), checks R
+// against the compact revision, asks the index which revision of each key is visible at R,
+// checks the compact revision again (a compaction that started meanwhile may have trimmed the
+// index), and reads those records from the view. Records at or above the compact revision are
+// never deleted while a read that passed the check is in flight, because deletions start only
+// after the compact revision was raised. Read-only transactions are evaluated the same way at
+// the published revision; transactions that write go through the committer.
+//
+// Opening replays the log's groups that LMDB had not applied into LMDB (and syncs), then
+// replays the history into the index and verifies it (Recover); a truncated or corrupted data
+// file or log fails Open with DataLoss (a torn last group of the log, never acknowledged, is
+// dropped: wal.h), a store held by another process with FailedPrecondition.
 //
 // Shutdown (destructor), in this order: stop the compactor (it finishes its current batch;
 // the rest resumes at the next open); stop the committer (it commits, syncs and acknowledges
-// everything queued); stop the watch hub (it delivers what was committed, then every stream's
+// everything queued); stop the applier (it applies the whole log tail and syncs); stop the
+// log's preparer; stop the watch hub (it delivers what was committed, then every stream's
 // Next() returns Unavailable, and in-flight history reads finish); close LMDB and release the
 // LOCK. Callers must not issue calls concurrently with or after destruction; WatchStreams may
 // outlive the store.
@@ -39,8 +52,6 @@
 #include "store/kv.h"
 #include "util/clock.h"
 #include "util/status.h"
-
-struct MDB_txn;
 
 namespace converge::store {
 
@@ -67,6 +78,18 @@ struct EmbeddedStoreOptions {
   // With fsync: while idle, the writer keeps this much zero-filled space past the data so that
   // commits overwrite blocks rather than grow data.mdb (Backend::ReserveSpace); 0: off.
   size_t reserve_bytes = size_t{1} << 20;
+  // Acknowledge each group of writes once it is durable in a write-ahead log (one fdatasync),
+  // and apply it to LMDB behind the writers (Committer, Applier). false: each group is an LMDB
+  // commit (two barriers; under load the second is shared with the next group). A store's
+  // log is replayed at open either way.
+  bool write_ahead_log = false;
+  size_t log_segment_bytes = size_t{64} << 20;         // the log's largest segment
+  size_t log_first_segment_bytes = size_t{256} << 10;  // a new log's first (then doubling)
+  // Log mode: the writer waits while this much is logged but not yet applied to LMDB.
+  size_t max_log_tail_bytes = size_t{64} << 20;
+  // Tests only: never apply the log to LMDB, as if the process died between every group's log
+  // fdatasync and its LMDB commit.
+  bool hold_log_for_test = false;
 };
 
 class Backend;
@@ -75,6 +98,10 @@ class WatchHub;
 class Committer;
 class Compactor;
 class StoreHistory;
+class Wal;
+class LogTail;
+class Applier;
+class ReadView;
 
 class EmbeddedStore final : public KV {
  public:
@@ -94,13 +121,26 @@ class EmbeddedStore final : public KV {
   // Blocks until the background compaction has deleted everything Compact() dropped.
   void WaitForCompaction();
 
-  // Writer counters (see Committer::Stats): groups committed, syncs, time spent in them.
+  // Writer counters (Committer::Stats, Applier::Stats, Wal::Stats): groups made durable,
+  // syncs, time spent in them.
   struct WriterStats {
     uint64_t groups = 0, txns = 0, syncs = 0, commit_ns = 0, sync_ns = 0;
     bool short_slice = false;
     uint64_t reserves = 0, reserve_ns = 0;
+    uint64_t inline_groups = 0;  // log mode: groups committed on the caller's thread
+    // Log mode: the applier's LMDB commits, groups applied, time in commits and syncs.
+    uint64_t apply_commits = 0, apply_groups = 0, apply_commit_ns = 0, apply_syncs = 0,
+             apply_sync_ns = 0, apply_reserves = 0;
+    // Log mode: bytes appended, segment switches (and those without a spare ready), segments
+    // created, recycled and deleted, segment files now.
+    uint64_t log_bytes = 0, log_switches = 0, log_unprepared = 0, log_created = 0, log_recycled = 0,
+             log_deleted = 0, log_segment_files = 0;
   };
   WriterStats writer_stats() const;
+  // What Open found at the end of the log: a torn last group it dropped, or empty; and how
+  // many groups it replayed into LMDB.
+  const std::string& log_torn_tail() const { return log_torn_tail_; }
+  uint64_t log_replayed_groups() const { return log_replayed_groups_; }
 
   // Tests: the index and the hub.
   const Index& index() const { return *index_; }
@@ -109,13 +149,20 @@ class EmbeddedStore final : public KV {
  private:
   explicit EmbeddedStore(const EmbeddedStoreOptions& options);
   util::StatusOr<TxnResponse> ReadOnlyTxn(const TxnRequest& req);
-  // Range at `rev` (already checked against the published revision) in `txn`.
+  // Range at `rev` (already checked against the published revision) in `view`.
   util::StatusOr<RangeResponse> RangeAt(const RangeRequest& req, Revision rev, Revision header,
-                                        MDB_txn* txn);
+                                        const ReadView& view);
+  // Open: applies the groups of the log that LMDB lacks, durably.
+  util::Status ReplayLog(uint64_t applied_seq, uint64_t* next_seq);
 
   // Constant after Open.
   const EmbeddedStoreOptions options_;
   std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Wal> wal_;
+  std::unique_ptr<LogTail> tail_;  // null in direct mode
+  std::unique_ptr<Applier> applier_;
+  std::string log_torn_tail_;
+  uint64_t log_replayed_groups_ = 0;
   std::unique_ptr<Index> index_;
   std::unique_ptr<StoreHistory> history_;
   std::shared_ptr<WatchHub> hub_;

@@ -2,12 +2,11 @@
 
 namespace converge::store {
 
-// The newest committed state (the index at kLatest over the write transaction) overlaid with
-// the group's own writes.
+// The newest state (the index at kLatest over the writer's records) overlaid with the group's
+// own writes.
 class GroupWriter::OverlayView : public KeyView {
  public:
-  explicit OverlayView(GroupWriter* w)
-      : w_(w), base_(w->index_, w->backend_, w->txn_, Index::kLatest) {}
+  explicit OverlayView(GroupWriter* w) : w_(w), base_(w->index_, w->records_, Index::kLatest) {}
 
   util::Status List(std::string_view start, std::string_view end, std::vector<Item>* out) override {
     std::vector<Item> base;
@@ -44,9 +43,9 @@ class GroupWriter::OverlayView : public KeyView {
   IndexView base_;
 };
 
-GroupWriter::GroupWriter(Backend* backend, MDB_txn* txn, const Index* index, Revision latest,
-                         Revision compact)
-    : backend_(backend), txn_(txn), index_(index), compact_(compact), latest_(latest) {}
+GroupWriter::GroupWriter(const ReadView* records, const Index* index, Revision latest,
+                         Revision compact, wal::GroupEncoder* out)
+    : records_(records), index_(index), compact_(compact), out_(out), latest_(latest) {}
 
 util::Status GroupWriter::CheckRangeRevision(const RangeRequest& req) const {
   if (req.revision == 0) return util::Status::Ok();
@@ -107,7 +106,7 @@ util::StatusOr<TxnResponse> GroupWriter::Apply(TxnRequest& req) {
 
 util::StatusOr<RangeResponse> GroupWriter::Range(const RangeRequest& req) {
   if (req.revision != 0) {
-    IndexView past(index_, backend_, txn_, req.revision);
+    IndexView past(index_, records_, req.revision);
     return EvaluateRange(past, req, latest_);
   }
   OverlayView view(this);
@@ -138,9 +137,7 @@ util::Status GroupWriter::Put(PutRequest& put, Revision rev, int64_t* sub, PutRe
   record.version = kv->version;
   record.lease = kv->lease;
   record.prev = cur.empty() ? RevisionPair{} : cur[0].state.mod;
-  CONVERGE_RETURN_IF_ERROR(backend_->PutRecord(txn_, at, record));
-  wrote_ = true;
-  ++record_delta_;
+  out_->AddChange(at, record);
   overlay_[kv->key] = OverlayEntry{true, KeyState{at, kv->create_revision, kv->version}, kv};
   changes_.push_back(Index::Change{kv->key, at, false});
   if (put.prev_kv) resp->prev_kv = prev;
@@ -162,9 +159,7 @@ util::Status GroupWriter::Delete(const DeleteRangeRequest& del, Revision rev, in
     record.version = item.state.version;
     record.tombstone = true;
     record.prev = item.state.mod;
-    CONVERGE_RETURN_IF_ERROR(backend_->PutRecord(txn_, at, record));
-    wrote_ = true;
-    ++record_delta_;
+    out_->AddChange(at, record);
     auto tomb = std::make_shared<KeyValue>();
     tomb->key = item.key;
     tomb->mod_revision = rev;
@@ -173,17 +168,6 @@ util::Status GroupWriter::Delete(const DeleteRangeRequest& del, Revision rev, in
     ++resp->deleted;
     if (del.prev_kv) resp->prev_kvs.push_back(prev);
     events->events.push_back(Event{Event::Type::kDelete, std::move(tomb), std::move(prev)});
-  }
-  return util::Status::Ok();
-}
-
-util::Status GroupWriter::DeleteRecords(const std::vector<RevisionPair>& revs) {
-  for (const RevisionPair& rev : revs) {
-    util::Status st = backend_->DeleteRecord(txn_, rev);
-    if (st.code() == util::Code::kNotFound) continue;
-    CONVERGE_RETURN_IF_ERROR(st);
-    wrote_ = true;
-    --record_delta_;
   }
   return util::Status::Ok();
 }

@@ -1,9 +1,12 @@
-// GroupWriter: applies one group of transactions inside one LMDB write transaction.
+// GroupWriter: evaluates one group of transactions and encodes the records they add.
 //
 // Every transaction that writes takes the next revision; its puts and deletes are numbered by
-// sub-revision in request order. Compares and ranges see the newest committed state plus every
-// earlier write of the group (the overlay), so optimistic concurrency is exact. Nothing done
-// here is visible to readers until the committer applies the index changes and publishes.
+// sub-revision in request order. Compares and ranges see the newest state the writer made
+// (the index at its latest revision over `records`: the log tail and LMDB) plus every earlier
+// write of the group (the overlay), so optimistic concurrency is exact. The records go into a
+// GroupEncoder, from which the committer makes them durable (in the log, or straight in LMDB).
+// Nothing done here is visible to readers until the committer applies the index changes and
+// publishes.
 //
 // Thread-safety: none; the committer thread owns it for the duration of one group.
 #pragma once
@@ -12,10 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "store/backend.h"
 #include "store/index.h"
 #include "store/kv.h"
+#include "store/log_tail.h"
 #include "store/txn_eval.h"
+#include "store/wal_format.h"
 #include "store/watch_events.h"
 #include "util/status.h"
 
@@ -23,24 +27,19 @@ namespace converge::store {
 
 class GroupWriter {
  public:
-  // `latest` is the newest committed revision, `compact` the compact revision (for ranges at
-  // an explicit revision inside a transaction).
-  GroupWriter(Backend* backend, MDB_txn* txn, const Index* index, Revision latest,
-              Revision compact);
+  // `latest` is the newest revision the writer made, `compact` the compact revision (for
+  // ranges at an explicit revision inside a transaction). Records go to `out`.
+  GroupWriter(const ReadView* records, const Index* index, Revision latest, Revision compact,
+              wal::GroupEncoder* out);
 
   // Applies a validated transaction; moves values out of `req`. A range at a compacted or
-  // future revision fails the transaction before it writes anything; any other error leaves
-  // the LMDB transaction unusable (the committer aborts the group).
+  // future revision fails the transaction before it writes anything; any other error (a
+  // record that cannot be read) leaves the group unusable (the committer fails it).
   util::StatusOr<TxnResponse> Apply(TxnRequest& req);
 
-  // Deletes the records of a compaction batch; absent ones are skipped.
-  util::Status DeleteRecords(const std::vector<RevisionPair>& revs);
-
   Revision latest() const { return latest_; }
-  // Records added minus records deleted.
-  int64_t record_delta() const { return record_delta_; }
-  // True once anything was written to the LMDB transaction.
-  bool wrote() const { return wrote_; }
+  // True once any record was added.
+  bool wrote() const { return out_->change_count() > 0; }
   std::vector<Index::Change>& changes() { return changes_; }
   std::vector<RevisionEventsPtr>& events() { return events_; }
 
@@ -60,16 +59,14 @@ class GroupWriter {
   util::StatusOr<RangeResponse> Range(const RangeRequest& req);
   util::Status CheckRangeRevision(const RangeRequest& req) const;
 
-  Backend* const backend_;
-  MDB_txn* const txn_;
+  const ReadView* const records_;
   const Index* const index_;
   const Revision compact_;
+  wal::GroupEncoder* const out_;
   Revision latest_;
   std::map<std::string, OverlayEntry, std::less<>> overlay_;
   std::vector<Index::Change> changes_;
   std::vector<RevisionEventsPtr> events_;
-  int64_t record_delta_ = 0;
-  bool wrote_ = false;
 };
 
 }  // namespace converge::store

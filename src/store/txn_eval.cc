@@ -77,7 +77,7 @@ util::Status IndexView::List(std::string_view start, std::string_view end, std::
 util::StatusOr<KeyValuePtr> IndexView::Materialize(const Item& item, bool keys_only) {
   if (item.kv) return item.kv;
   RecordView record;
-  util::Status st = backend_->GetRecord(txn_, item.state.mod, &record);
+  util::Status st = records_->Get(item.state.mod, &record);
   if (st.code() == util::Code::kNotFound) {
     return util::DataLoss("store: the index names revision " + std::to_string(item.state.mod.main) +
                           " of \"" + item.key + "\" but the history has no such record");

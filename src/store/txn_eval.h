@@ -13,6 +13,7 @@
 #include "store/backend.h"
 #include "store/index.h"
 #include "store/kv.h"
+#include "store/log_tail.h"
 #include "util/status.h"
 
 namespace converge::store {
@@ -34,18 +35,17 @@ class KeyView {
   virtual util::StatusOr<KeyValuePtr> Materialize(const Item& item, bool keys_only) = 0;
 };
 
-// The index at revision `at` (or Index::kLatest) over the records visible in `txn`.
+// The index at revision `at` (or Index::kLatest) over the records visible in `records`.
 class IndexView : public KeyView {
  public:
-  IndexView(const Index* index, const Backend* backend, MDB_txn* txn, Revision at)
-      : index_(index), backend_(backend), txn_(txn), at_(at) {}
+  IndexView(const Index* index, const ReadView* records, Revision at)
+      : index_(index), records_(records), at_(at) {}
   util::Status List(std::string_view start, std::string_view end, std::vector<Item>* out) override;
   util::StatusOr<KeyValuePtr> Materialize(const Item& item, bool keys_only) override;
 
  private:
   const Index* index_;
-  const Backend* backend_;
-  MDB_txn* txn_;
+  const ReadView* records_;
   Revision at_;
 };
 
