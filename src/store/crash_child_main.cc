@@ -1,9 +1,11 @@
-// store_crash_child DIR: the process crash_test.cc kills with SIGKILL at random moments.
+// store_crash_child DIR [log|direct]: the process crash_test.cc kills with SIGKILL at random
+// moments.
 //
-// Opens the store in DIR and writes from several threads at once: unique keys (each
-// acknowledged write is reported on stdout as "<key> <revision>" only after Put returned),
-// churn on a few scratch keys (puts, deletes, compare-and-swap), and compactions. Runs until
-// killed. Exit codes: 2 open failed, 3 a write failed.
+// Opens the store in DIR (with the write-ahead log or direct LMDB commits if named, else the
+// store's default) and writes from several threads at once: unique keys (each acknowledged
+// write is reported on stdout as "<key> <revision>" only after Put returned), churn on a few
+// scratch keys (puts, deletes, compare-and-swap), and compactions. Runs until killed. Exit
+// codes: 2 open failed, 3 a write failed.
 #include <unistd.h>
 
 #include <atomic>
@@ -32,8 +34,10 @@ void Report(const std::string& line) {
   }
 }
 
-int Main(const std::string& dir) {
+int Main(const std::string& dir, const std::string& mode) {
   EmbeddedStoreOptions options = TestStoreOptions(dir);
+  if (mode == "log") options.write_ahead_log = true;
+  if (mode == "direct") options.write_ahead_log = false;
   options.compaction_batch = 50;  // many small compaction commits: more places to die in
   auto opened = EmbeddedStore::Open(options);
   if (!opened.ok()) {
@@ -89,9 +93,9 @@ int Main(const std::string& dir) {
 }  // namespace converge::store
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s DIR\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s DIR [log|direct]\n", argv[0]);
     return 1;
   }
-  return converge::store::Main(argv[1]);
+  return converge::store::Main(argv[1], argc == 3 ? argv[2] : "");
 }

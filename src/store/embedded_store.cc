@@ -188,7 +188,6 @@ util::Status EmbeddedStore::ReplayLog(uint64_t applied_seq, uint64_t* next_seq) 
   wal_options.dir = options_.dir;
   wal_options.fsync = options_.fsync;
   wal_options.segment_bytes = options_.log_segment_bytes;
-  wal_options.first_segment_bytes = options_.log_first_segment_bytes;
   Wal::Recovered recovered;
   CONVERGE_ASSIGN_OR_RETURN(wal_, Wal::Open(wal_options, applied_seq, &recovered));
   log_torn_tail_ = recovered.torn_tail;
@@ -320,9 +319,13 @@ util::StatusOr<TxnResponse> EmbeddedStore::Txn(const TxnRequest& req) {
     CONVERGE_RETURN_IF_ERROR(ValidateTxn(req, options_.max_request_bytes, &bytes));
     return ReadOnlyTxn(req);
   }
+  return WriteTxn(req);
+}
+
+util::StatusOr<TxnResponse> EmbeddedStore::WriteTxn(TxnRequest req) {
   size_t bytes = 0;
   util::Status precheck = ValidateTxn(req, options_.max_request_bytes, &bytes);
-  return committer_->Run(req, std::move(precheck), bytes);
+  return committer_->Run(std::move(req), std::move(precheck), bytes);
 }
 
 void EmbeddedStore::TxnAsync(TxnRequest req, TxnCallback done) {
@@ -334,14 +337,14 @@ void EmbeddedStore::TxnAsync(TxnRequest req, TxnCallback done) {
 util::StatusOr<PutResponse> EmbeddedStore::Put(const PutRequest& req) {
   TxnRequest txn;
   txn.success.emplace_back(req);
-  CONVERGE_ASSIGN_OR_RETURN(TxnResponse resp, Txn(txn));
+  CONVERGE_ASSIGN_OR_RETURN(TxnResponse resp, WriteTxn(std::move(txn)));
   return std::get<PutResponse>(std::move(resp.responses[0]));
 }
 
 util::StatusOr<DeleteRangeResponse> EmbeddedStore::DeleteRange(const DeleteRangeRequest& req) {
   TxnRequest txn;
   txn.success.emplace_back(req);
-  CONVERGE_ASSIGN_OR_RETURN(TxnResponse resp, Txn(txn));
+  CONVERGE_ASSIGN_OR_RETURN(TxnResponse resp, WriteTxn(std::move(txn)));
   return std::get<DeleteRangeResponse>(std::move(resp.responses[0]));
 }
 
@@ -405,6 +408,7 @@ EmbeddedStore::WriterStats EmbeddedStore::writer_stats() const {
     s.log_recycled = w.recycled;
     s.log_deleted = w.deleted;
     s.log_segment_files = w.segment_files;
+    s.log_filled_bytes = w.filled_bytes;
   }
   return s;
 }

@@ -132,9 +132,9 @@ class EmbeddedStore final : public KV {
     uint64_t apply_commits = 0, apply_groups = 0, apply_commit_ns = 0, apply_syncs = 0,
              apply_sync_ns = 0, apply_reserves = 0;
     // Log mode: bytes appended, segment switches (and those without a spare ready), segments
-    // created, recycled and deleted, segment files now.
+    // created, recycled and deleted, segment files now, zeros written ahead of the writer.
     uint64_t log_bytes = 0, log_switches = 0, log_unprepared = 0, log_created = 0, log_recycled = 0,
-             log_deleted = 0, log_segment_files = 0;
+             log_deleted = 0, log_segment_files = 0, log_filled_bytes = 0;
   };
   WriterStats writer_stats() const;
   // What Open found at the end of the log: a torn last group it dropped, or empty; and how
@@ -149,6 +149,8 @@ class EmbeddedStore final : public KV {
  private:
   explicit EmbeddedStore(const EmbeddedStoreOptions& options);
   util::StatusOr<TxnResponse> ReadOnlyTxn(const TxnRequest& req);
+  // A transaction that may write: through the committer.
+  util::StatusOr<TxnResponse> WriteTxn(TxnRequest req);
   // Range at `rev` (already checked against the published revision) in `view`.
   util::StatusOr<RangeResponse> RangeAt(const RangeRequest& req, Revision rev, Revision header,
                                         const ReadView& view);

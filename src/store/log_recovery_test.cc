@@ -267,7 +267,6 @@ TEST_F(LogRecoveryTest, ACorruptRecordInTheMiddleIsDataLoss) {
 TEST_F(LogRecoveryTest, SegmentsAreRecycledWhileWriting) {
   EmbeddedStoreOptions options = Options(/*held=*/false);
   options.fsync = false;
-  options.log_first_segment_bytes = 64 << 10;
   options.log_segment_bytes = 128 << 10;
   options.max_log_tail_bytes = 256 << 10;  // the applier stays at most this far behind
   std::map<std::string, std::string> live;

@@ -71,8 +71,11 @@ class LogTail {
     std::unique_lock lock(mu_);
     room_cv_.wait(lock, [&] { return bytes_ < limit || give_up(); });
   }
-  // Wakes WaitBelow to re-check give_up.
-  void WakeWaiters() { room_cv_.notify_all(); }
+  // Wakes WaitBelow to re-check give_up (set whatever give_up reads before calling this).
+  void WakeWaiters() {
+    { std::lock_guard lock(mu_); }  // a waiter is either asleep already or will see give_up
+    room_cv_.notify_all();
+  }
 
  private:
   mutable std::mutex mu_;

@@ -91,21 +91,9 @@ const std::string& Zeros() {
   return zeros;
 }
 
-util::Status ZeroFill(int fd, size_t from, size_t to, const std::string& path) {
-  for (size_t at = from; at < to;) {
-    const size_t n = std::min(kZeroChunk, to - at);
-    if (!WriteAll(fd, Zeros().data(), n, at)) return util::Internal(Errno("write", path));
-    at += n;
-  }
-  return util::Status::Ok();
-}
-
 }  // namespace
 
-Wal::Wal(Options options) : options_(std::move(options)), wal_dir_(options_.dir + "/" + kWalDir) {
-  target_size_ =
-      std::min(options_.segment_bytes, std::max(options_.first_segment_bytes, size_t{64} << 10));
-}
+Wal::Wal(Options options) : options_(std::move(options)), wal_dir_(options_.dir + "/" + kWalDir) {}
 
 Wal::~Wal() {
   Stop();
@@ -171,7 +159,6 @@ util::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options, uint64_t 
     const auto size = static_cast<size_t>(st.st_size);
     seg.number = number;
     seg.size = size;
-    seg.written = size;
     if (size < wal::kSegmentHeaderBytes) {
       ::close(seg.fd);
       return util::DataLoss("store: log segment " + path + " is truncated (" +
@@ -201,6 +188,13 @@ util::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options, uint64_t 
                             " bytes long but its header says " + std::to_string(header.size));
     }
     seg.salt = header.salt;
+    if (!header.in_use) {
+      // A spare: no group of its salt was ever acknowledged.
+      seg.written = wal::kSegmentHeaderBytes;
+      wal->full_.push_back(seg);
+      continue;
+    }
+    seg.in_use = true;
     Scanned scanned{seg, mapping, {}, {}};
     size_t at = wal::kSegmentHeaderBytes;
     while (at < size) {
@@ -233,10 +227,11 @@ util::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options, uint64_t 
       scanned.groups.push_back(std::move(g));
     }
     scanned.segment.write_pos = at;
+    scanned.segment.written = at;  // at least; the rest may be unwritten extents
     if (scanned.groups.empty()) {
       // A spare, or a segment whose first group was torn: nothing to replay.
       if (!scanned.torn.empty()) recovered->torn_tail = scanned.torn;
-      wal->full_.push_back(seg);
+      wal->full_.push_back(scanned.segment);
       continue;
     }
     scanned.segment.last_seq = scanned.groups.back().seq;
@@ -291,7 +286,7 @@ util::Status Wal::SyncDir() {
   return FsyncDir(wal_dir_);
 }
 
-util::StatusOr<Wal::Segment> Wal::Create(uint64_t number, size_t size, bool zero) {
+util::StatusOr<Wal::Segment> Wal::Create(uint64_t number, size_t size) {
   size = wal::AlignUp(std::max(size, wal::kSegmentHeaderBytes + wal::kGroupAlign));
   const std::string path = Path(number);
   const std::string tmp = path + kTmpSuffix;
@@ -299,6 +294,7 @@ util::StatusOr<Wal::Segment> Wal::Create(uint64_t number, size_t size, bool zero
   seg.number = number;
   seg.size = size;
   seg.salt = NewSalt();
+  seg.written = wal::kSegmentHeaderBytes;
   seg.fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (seg.fd < 0) return util::Internal(Errno("create", tmp));
   auto fail = [&](util::Status st) {
@@ -306,19 +302,13 @@ util::StatusOr<Wal::Segment> Wal::Create(uint64_t number, size_t size, bool zero
     ::unlink(tmp.c_str());
     return st;
   };
-  // Reserve the blocks (a full disk shows here, not in the middle of a group).
+  // Reserve the blocks (a full disk shows here, not in the middle of a group) and fix the size.
   if (::fallocate(seg.fd, 0, 0, static_cast<off_t>(size)) != 0) {
     if (errno != EOPNOTSUPP) return fail(util::ResourceExhausted(Errno("fallocate", tmp)));
     if (::ftruncate(seg.fd, static_cast<off_t>(size)) != 0)
       return fail(util::Internal(Errno("truncate", tmp)));
   }
-  seg.written = wal::kSegmentHeaderBytes;
-  if (zero && options_.fsync) {
-    util::Status st = ZeroFill(seg.fd, wal::kSegmentHeaderBytes, size, tmp);
-    if (!st.ok()) return fail(st);
-    seg.written = size;
-  }
-  const std::string header = wal::EncodeSegmentHeader({number, seg.salt, size});
+  const std::string header = wal::EncodeSegmentHeader({number, seg.salt, size, false});
   if (!WriteAll(seg.fd, header.data(), header.size(), 0)) {
     return fail(util::Internal(Errno("write", tmp)));
   }
@@ -331,14 +321,9 @@ util::StatusOr<Wal::Segment> Wal::Create(uint64_t number, size_t size, bool zero
 util::Status Wal::Recycle(Segment* seg, uint64_t number) {
   const std::string from = Path(seg->number);
   const uint64_t salt = NewSalt();
-  const std::string header = wal::EncodeSegmentHeader({number, salt, seg->size});
+  const std::string header = wal::EncodeSegmentHeader({number, salt, seg->size, false});
   if (!WriteAll(seg->fd, header.data(), header.size(), 0)) {
     return util::Internal(Errno("write", from));
-  }
-  if (seg->written < seg->size && options_.fsync) {
-    CONVERGE_RETURN_IF_ERROR(
-        ZeroFill(seg->fd, std::max(seg->written, wal::kSegmentHeaderBytes), seg->size, from));
-    seg->written = seg->size;
   }
   if (options_.fsync && ::fdatasync(seg->fd) != 0) return util::Internal(Errno("sync", from));
   const std::string to = Path(number);
@@ -348,6 +333,7 @@ util::Status Wal::Recycle(Segment* seg, uint64_t number) {
   seg->salt = salt;
   seg->write_pos = wal::kSegmentHeaderBytes;
   seg->last_seq = 0;
+  seg->in_use = false;
   return util::Status::Ok();
 }
 
@@ -361,7 +347,6 @@ util::Status Wal::Start(uint64_t next_seq) {
   next_seq_ = next_seq;
   std::optional<Segment> reuse;
   uint64_t number = 0;
-  size_t size = 0;
   {
     std::lock_guard lock(mu_);
     // Everything found at Open is durable in LMDB now.
@@ -369,23 +354,21 @@ util::Status Wal::Start(uint64_t next_seq) {
       obsolete_.push_back(full_.front());
       full_.pop_front();
     }
-    if (!obsolete_.empty()) {
-      // The largest: a reopened store keeps its segment size.
-      auto it =
-          std::max_element(obsolete_.begin(), obsolete_.end(),
-                           [](const Segment& a, const Segment& b) { return a.size < b.size; });
-      reuse = *it;
-      obsolete_.erase(it);
-      target_size_ = std::min(options_.segment_bytes, std::max(target_size_, reuse->size));
+    // Reuse one of the right size, the most written.
+    for (auto it = obsolete_.begin(); it != obsolete_.end(); ++it) {
+      if (it->size == wal::AlignUp(options_.segment_bytes) &&
+          (!reuse || it->written > reuse->written)) {
+        reuse = *it;
+      }
+    }
+    if (reuse) {
+      obsolete_.erase(std::find_if(obsolete_.begin(), obsolete_.end(),
+                                   [&](const Segment& s) { return s.number == reuse->number; }));
     }
     number = next_number_++;
-    size = target_size_;
     running_ = true;
   }
   if (reuse) {
-    // Not zero-filled here (that could be 64 MiB on the open path); its blocks were written
-    // in its previous use at least up to where its groups ended.
-    reuse->written = reuse->size;
     util::Status st = Recycle(&*reuse, number);
     if (!st.ok()) {
       ::close(reuse->fd);
@@ -393,10 +376,11 @@ util::Status Wal::Start(uint64_t next_seq) {
     }
     current_ = *reuse;
   } else {
-    CONVERGE_ASSIGN_OR_RETURN(current_, Create(number, size, /*zero=*/true));
+    CONVERGE_ASSIGN_OR_RETURN(current_, Create(number, options_.segment_bytes));
     std::lock_guard lock(mu_);
     ++stats_.created;
   }
+  SetFillTarget();
   started_ = true;
   preparer_ = std::thread([this] { PreparerLoop(); });
   return util::Status::Ok();
@@ -411,10 +395,25 @@ void Wal::Stop() {
   if (preparer_.joinable()) preparer_.join();
 }
 
+void Wal::SetFillTarget() {
+  std::lock_guard lock(fill_mu_);
+  fill_fd_ = current_.fd;
+  fill_size_ = current_.size;
+  writer_end_ = current_.write_pos;
+  filled_.store(std::max(current_.written, current_.write_pos), std::memory_order_release);
+  writer_pos_.store(current_.write_pos, std::memory_order_relaxed);
+  fill_asked_at_ = 0;
+}
+
 util::Status Wal::SwitchSegment(size_t need) {
   std::optional<Segment> next;
   uint64_t number = 0;
   size_t size = 0;
+  {
+    std::lock_guard fill(fill_mu_);  // the filler is not writing into the old segment now
+    current_.written = std::max(filled_.load(std::memory_order_relaxed), current_.write_pos);
+    fill_fd_ = -1;
+  }
   {
     std::lock_guard lock(mu_);
     ++stats_.switches;
@@ -426,8 +425,6 @@ util::Status Wal::SwitchSegment(size_t need) {
         obsolete_.push_back(current_);
       }
     }
-    // A log that fills its segments deserves bigger ones, up to segment_bytes.
-    target_size_ = std::min(options_.segment_bytes, std::max(target_size_, current_.size * 2));
     current_ = Segment{};
     for (auto it = spares_.begin(); it != spares_.end(); ++it) {
       if (it->size >= wal::kSegmentHeaderBytes + need) {
@@ -439,18 +436,19 @@ util::Status Wal::SwitchSegment(size_t need) {
     if (!next) {
       ++stats_.unprepared;
       number = next_number_++;
-      size = std::max(target_size_, wal::kSegmentHeaderBytes + need);
+      size = std::max(options_.segment_bytes, wal::kSegmentHeaderBytes + need);
     }
   }
   cv_.notify_all();
   if (!next) {
-    // Nothing prepared in time: make one now (unwritten blocks: slower syncs until the next).
-    CONVERGE_ASSIGN_OR_RETURN(Segment made, Create(number, size, /*zero=*/false));
+    // Nothing prepared in time (or a group larger than a segment): make one now.
+    CONVERGE_ASSIGN_OR_RETURN(Segment made, Create(number, size));
     next = made;
     std::lock_guard lock(mu_);
     ++stats_.created;
   }
   current_ = *next;
+  SetFillTarget();
   return util::Status::Ok();
 }
 
@@ -463,22 +461,49 @@ util::Status Wal::Append(wal::GroupEncoder* group) {
   const auto t0 = std::chrono::steady_clock::now();
   group->Finish(next_seq_, current_.salt);
   const std::string& bytes = group->bytes();
-  if (!WriteAll(current_.fd, bytes.data(), bytes.size(), current_.write_pos)) {
-    return util::Internal(Errno("write", Path(current_.number)));
+  const size_t end = current_.write_pos + bytes.size();
+  if (!current_.in_use) {
+    // The first group: mark the segment in use; this group's fdatasync makes it durable.
+    const std::string header =
+        wal::EncodeSegmentHeader({current_.number, current_.salt, current_.size, true});
+    if (!WriteAll(current_.fd, header.data(), header.size(), 0)) {
+      return util::Internal(Errno("write", Path(current_.number)));
+    }
+    current_.in_use = true;
   }
+  bool ok;
+  if (end <= filled_.load(std::memory_order_acquire)) {
+    // Below what the filler has written: it never writes there again.
+    ok = WriteAll(current_.fd, bytes.data(), bytes.size(), current_.write_pos);
+  } else {
+    std::lock_guard fill(fill_mu_);
+    ok = WriteAll(current_.fd, bytes.data(), bytes.size(), current_.write_pos);
+    writer_end_ = end;
+  }
+  if (!ok) return util::Internal(Errno("write", Path(current_.number)));
   if (options_.fsync && ::fdatasync(current_.fd) != 0) {
     return util::Internal(Errno("sync", Path(current_.number)));
   }
-  current_.write_pos += bytes.size();
-  current_.written = std::max(current_.written, current_.write_pos);
+  current_.write_pos = end;
   current_.last_seq = next_seq_++;
+  writer_pos_.store(end, std::memory_order_relaxed);
   const uint64_t ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
           .count();
-  std::lock_guard lock(mu_);
-  ++stats_.groups;
-  stats_.bytes += bytes.size();
-  stats_.sync_ns += ns;
+  // Wake the preparer to fill further once the writer is half-way into what is filled (once
+  // per step of the filler).
+  const size_t filled = filled_.load(std::memory_order_relaxed);
+  const bool ask_fill = options_.fill_ahead_bytes > 0 && options_.fsync && filled < current_.size &&
+                        end + options_.fill_ahead_bytes / 2 > filled && fill_asked_at_ != filled;
+  if (ask_fill) fill_asked_at_ = filled;
+  {
+    std::lock_guard lock(mu_);
+    ++stats_.groups;
+    stats_.bytes += bytes.size();
+    stats_.sync_ns += ns;
+    if (ask_fill) preparer_idle_ = false;
+  }
+  if (ask_fill) cv_.notify_all();
   return util::Status::Ok();
 }
 
@@ -498,21 +523,49 @@ void Wal::MarkApplied(uint64_t seq) {
   if (moved) cv_.notify_all();
 }
 
+bool Wal::FillStep() {
+  if (options_.fill_ahead_bytes == 0 || !options_.fsync) return false;
+  int fd = -1;
+  size_t n = 0;
+  {
+    std::lock_guard fill(fill_mu_);
+    if (fill_fd_ < 0) return false;
+    const size_t start = std::max(filled_.load(std::memory_order_relaxed), writer_end_);
+    const size_t goal = std::min(
+        fill_size_, writer_pos_.load(std::memory_order_relaxed) + options_.fill_ahead_bytes);
+    if (start >= goal) return false;
+    n = std::min(kZeroChunk, fill_size_ - start);
+    // Under fill_mu_: the writer does not write past filled_ meanwhile.
+    if (!WriteAll(fill_fd_, Zeros().data(), n, start)) return false;
+    filled_.store(start + n, std::memory_order_release);
+    fd = fill_fd_;
+  }
+  // Converts the blocks' extents now, off the writer's fdatasync. `fd` stays open: only this
+  // thread closes segments, and the writer's are never closed.
+  ::fdatasync(fd);
+  std::lock_guard lock(mu_);
+  stats_.filled_bytes += n;
+  return true;
+}
+
 void Wal::PreparerLoop() {
   std::unique_lock lock(mu_);
   bool failed = false;  // a preparation failed (e.g. a full disk): leave it to the writer
   // When the preparer began waiting for an obsolete segment (min(): not waiting).
   auto waiting_since = std::chrono::steady_clock::time_point::min();
   while (!stopping_) {
+    lock.unlock();
+    const bool filled = FillStep();
+    lock.lock();
+    if (filled) continue;
     if (!failed && spares_.size() < options_.spare_segments) {
-      // Prefer reusing an obsolete segment of the wanted size; segments too small for it are
-      // deleted below.
-      auto it = std::find_if(obsolete_.begin(), obsolete_.end(),
-                             [&](const Segment& s) { return s.size >= target_size_; });
+      auto it = std::find_if(obsolete_.begin(), obsolete_.end(), [&](const Segment& s) {
+        return s.size == wal::AlignUp(options_.segment_bytes);
+      });
       const auto now = std::chrono::steady_clock::now();
       if (it == obsolete_.end() && !full_.empty()) {
-        // The applier will free a full segment soon (it lags the log by milliseconds): wait for
-        // it rather than write a new file's worth of zeros.
+        // The applier will free a full segment soon (it lags the log by milliseconds): reuse
+        // it rather than allocate a new file.
         if (waiting_since == std::chrono::steady_clock::time_point::min()) waiting_since = now;
         if (now - waiting_since < kWaitForObsolete) {
           cv_.wait_until(lock, waiting_since + kWaitForObsolete);
@@ -535,9 +588,8 @@ void Wal::PreparerLoop() {
           ::close(seg.fd);
         }
       } else {
-        const size_t size = target_size_;
         lock.unlock();
-        util::StatusOr<Segment> seg = Create(number, size, /*zero=*/true);
+        util::StatusOr<Segment> seg = Create(number, options_.segment_bytes);
         lock.lock();
         if (seg.ok()) {
           spares_.push_back(*seg);
@@ -561,10 +613,11 @@ void Wal::PreparerLoop() {
       stats_.deleted += drop.size();
       continue;
     }
-    preparer_idle_ = true;
-    cv_.notify_all();  // WaitForPreparerForTest
+    if (!preparer_idle_) {
+      preparer_idle_ = true;
+      cv_.notify_all();  // WaitForPreparerForTest
+    }
     cv_.wait(lock);
-    preparer_idle_ = false;
     failed = false;
   }
   preparer_idle_ = true;

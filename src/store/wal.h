@@ -7,25 +7,30 @@
 // Segment numbers only name files: the order of the log is the order of group sequence
 // numbers, which run on without a gap across segments.
 //
-// Why preallocated, and why recycled: an fdatasync after writing into blocks that were
-// allocated but never written (appended or fallocate()d) waits on ext4 for a kworker that
-// converts unwritten extents, and for a journal commit (docs/PERFORMANCE.md, "Store"). So
-// every segment the writer starts has its blocks written already: a new segment is
-// fallocate()d and zero-filled, a recycled one was written in its previous use. Both happen on
-// the preparer thread, ahead of need; the writer then only overwrites, and its fdatasync
-// flushes data and nothing else. A new log's segments start small (first_segment_bytes, so a
-// new store does not write 64 MiB of zeros) and double up to segment_bytes.
+// Why preallocated, filled ahead, and recycled: an fdatasync after appending to a file must
+// also make its new size and blocks durable (a journal commit), and one after writing into
+// blocks that were allocated but never written (fallocate()d) waits on ext4 for a kworker that
+// converts unwritten extents (docs/PERFORMANCE.md, "Store"). Only overwriting blocks that were
+// written before avoids both. So a new segment is fallocate()d to its full size (the size never
+// changes after), and the preparer thread zero-fills the current segment ahead of the writer
+// (fill_ahead_bytes, in 1 MiB steps, synced as it goes), so that the writer's groups overwrite
+// zeros; a recycled segment was written in its previous use and needs neither. If the writer
+// outruns the filler it writes into unwritten blocks: slower, still correct. Filling and
+// writing never touch the same bytes: the filler writes only at or past `filled_`, under
+// `fill_mu_`, and the writer takes `fill_mu_` to write past `filled_`.
 //
-// Lifecycle of a segment: spare (prepared: header written, blocks written) -> current (the
-// writer appends) -> full (the writer moved on) -> obsolete (every group in it is durable in
-// LMDB: MarkApplied) -> recycled into a spare (new number, new salt: the old groups turn into
-// garbage) or deleted. Recycling writes the new header in place, syncs, then renames the file
-// to its new number; a crash in between leaves a file whose header names another number,
-// which Open treats as a segment being recycled (it held only applied groups) and ignores.
-// New segments are built under a ".tmp" name and renamed once complete, so a "*.wal" file's
-// header is always complete: a bad header is corruption.
+// Lifecycle of a segment: spare (prepared: fallocate()d, header written, not "in use") ->
+// current (the writer marks it in use in the header it rewrites with its first group, whose
+// fdatasync covers both, and appends) -> full (the writer moved on) -> obsolete (every group in it
+// is durable in LMDB: MarkApplied) -> recycled into a spare (new number, new salt: the old groups
+// turn into garbage) or deleted. Recycling writes the new header in place, syncs, then renames the
+// file to its new number; a crash in between leaves a file whose header names another number, which
+// Open treats as a segment being recycled (it held only applied groups) and ignores. New segments
+// are built under a ".tmp" name and renamed once complete, so a "*.wal" file's header is always
+// complete: a bad header is corruption.
 //
-// Recovery (Open) reads every segment, in each the intact groups from the front, and checks:
+// Recovery (Open) reads every segment marked in use, in each the intact groups from the front,
+// and checks:
 //   - within a segment, groups follow each other with consecutive sequence numbers, and once
 //     a group is not intact (torn, corrupt, never written) no intact group of this segment's
 //     salt follows within a group's reach: otherwise the damage is in the middle of the log
@@ -38,10 +43,11 @@
 // log then ends before it. Assumes that a sector is written entirely or not at all.
 //
 // Thread-safety: Append is called by one thread at a time (the store's writer); MarkApplied
-// from any thread; Start/Stop/stats from the owner. The preparer thread touches only spare and
-// obsolete segments, never the current one.
+// from any thread; Start/Stop/stats from the owner. The preparer thread writes only spare and
+// obsolete segments, and zeros past `filled_` in the current one.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -62,8 +68,9 @@ class Wal {
   struct Options {
     std::string dir;  // the store's directory: the log lives in dir/wal
     bool fsync = true;
-    size_t segment_bytes = size_t{64} << 20;         // largest segment
-    size_t first_segment_bytes = size_t{256} << 10;  // a new log's first; then doubling
+    size_t segment_bytes = size_t{64} << 20;
+    // How far ahead of the writer the preparer keeps the current segment written (0: never).
+    size_t fill_ahead_bytes = size_t{4} << 20;
     // Bound on a group's size on disk: Open looks this far past a damaged group for intact
     // later ones.
     size_t max_group_span = size_t{40} << 20;
@@ -115,6 +122,7 @@ class Wal {
     uint64_t switches = 0;       // moves to another segment
     uint64_t unprepared = 0;     // switches that found no spare ready and made one inline
     uint64_t created = 0;        // new segment files
+    uint64_t filled_bytes = 0;   // zeros written ahead of the writer
     uint64_t recycled = 0;       // segments reused
     uint64_t deleted = 0;        // obsolete segments removed
     uint64_t segment_files = 0;  // *.wal files now
@@ -135,17 +143,22 @@ class Wal {
     size_t write_pos = wal::kSegmentHeaderBytes;  // writer: next group's offset
     size_t written = 0;     // bytes from the start known to be written (not unwritten extents)
     uint64_t last_seq = 0;  // newest group in it (0: none)
+    bool in_use = false;    // its header says so
   };
 
   explicit Wal(Options options);
   std::string Path(uint64_t number) const;
-  // A new segment file, built under a temporary name. `zero`: write every block.
-  util::StatusOr<Segment> Create(uint64_t number, size_t size, bool zero);
+  // A new segment file (fallocate()d), built under a temporary name.
+  util::StatusOr<Segment> Create(uint64_t number, size_t size);
   // Turns an obsolete segment into a spare with a new number and salt.
   util::Status Recycle(Segment* segment, uint64_t number);
   util::Status SyncDir();
   // Moves the writer to a segment with room for `need` bytes.
   util::Status SwitchSegment(size_t need);
+  // Points the filler at the writer's (new) current segment.
+  void SetFillTarget();
+  // One step of zero-filling ahead of the writer; false if there was nothing to do.
+  bool FillStep();
   void PreparerLoop();
   void ObsoleteLocked();
 
@@ -156,6 +169,15 @@ class Wal {
   Segment current_;
   uint64_t next_seq_ = 1;
   bool started_ = false;
+  size_t fill_asked_at_ = 0;  // `filled_` when the writer last woke the preparer for more
+
+  // Filling ahead of the writer in its current segment.
+  std::mutex fill_mu_;  // held while writing zeros, and by the writer to write past filled_
+  std::atomic<size_t> filled_{0};      // [0, filled_) of the current segment is written
+  std::atomic<size_t> writer_pos_{0};  // where the writer's next group goes (for pacing)
+  int fill_fd_ = -1;                   // guarded by fill_mu_: the current segment's
+  size_t fill_size_ = 0;               // guarded by fill_mu_
+  size_t writer_end_ = 0;              // guarded by fill_mu_: the writer wrote below this
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -164,7 +186,6 @@ class Wal {
   std::deque<Segment> obsolete_;  // guarded by mu_: all applied, to recycle or delete
   uint64_t applied_seq_ = 0;      // guarded by mu_
   uint64_t next_number_ = 1;      // guarded by mu_
-  size_t target_size_ = 0;        // guarded by mu_: size wanted for the next spare
   bool running_ = false;          // guarded by mu_: Start succeeded
   bool preparer_idle_ = false;    // guarded by mu_: the preparer sleeps with nothing to do
   bool stopping_ = false;         // guarded by mu_

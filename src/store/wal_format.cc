@@ -9,7 +9,8 @@ namespace converge::store::wal {
 namespace {
 
 constexpr char kMagic[8] = {'C', 'V', 'G', 'W', 'A', 'L', '0', '1'};
-constexpr size_t kHeaderCrcOffset = 32;
+constexpr size_t kHeaderCrcOffset = 36;
+constexpr uint32_t kFlagInUse = 1;
 
 void PutLe(uint64_t v, int bytes, char* p) {
   for (int i = 0; i < bytes; ++i) {
@@ -80,6 +81,7 @@ std::string EncodeSegmentHeader(const SegmentHeader& header) {
   PutLe(header.number, 8, out.data() + 8);
   PutLe(header.salt, 8, out.data() + 16);
   PutLe(header.size, 8, out.data() + 24);
+  PutLe(header.in_use ? kFlagInUse : 0, 4, out.data() + 32);
   PutLe(Crc32cExtend(0, out.data(), kHeaderCrcOffset), 4, out.data() + kHeaderCrcOffset);
   return out;
 }
@@ -92,6 +94,7 @@ bool DecodeSegmentHeader(std::string_view bytes, SegmentHeader* out) {
   out->number = GetLe(bytes.data() + 8, 8);
   out->salt = GetLe(bytes.data() + 16, 8);
   out->size = GetLe(bytes.data() + 24, 8);
+  out->in_use = (GetLe(bytes.data() + 32, 4) & kFlagInUse) != 0;
   return true;
 }
 
@@ -146,6 +149,12 @@ void GroupEncoder::Finish(uint64_t seq, uint64_t salt) {
 }
 
 bool BeginAt(std::string_view segment, size_t offset, uint64_t salt, uint64_t* seq) {
+  // The cheap fields first: most offsets probed hold zeros or another salt's bytes.
+  if (offset + kRecordHeaderBytes + kBeginBodyBytes > segment.size() ||
+      static_cast<uint8_t>(segment[offset + 8]) != static_cast<uint8_t>(RecordType::kBegin) ||
+      GetLe(segment.data() + offset + 4, 4) != kBeginBodyBytes) {
+    return false;
+  }
   RawRecord r;
   Begin begin;
   if (!ReadRecord(segment, offset, segment.size(), salt, &r) || !ParseBegin(r, &begin)) {

@@ -7,7 +7,8 @@
 //        8  u64 segment number    (equals the number in the file name)
 //       16  u64 salt              random, chosen each time the file is (re)used as a segment
 //       24  u64 size              the file's length
-//       32  u32 crc32c            of bytes [0, 32)
+//       32  u32 flags             bit 0: in use (the writer has begun writing groups into it)
+//       36  u32 crc32c            of bytes [0, 36)
 //   then groups, each starting at a multiple of kGroupAlign, zero-padded to the next one.
 //
 // A group is the durable effect of one commit of the store's writer: every history record it
@@ -59,6 +60,9 @@ struct SegmentHeader {
   uint64_t number = 0;
   uint64_t salt = 0;
   uint64_t size = 0;
+  // A spare is prepared with in_use false; the writer sets it with its first group (the
+  // group's fdatasync makes both durable). A segment not in use holds no group of its salt.
+  bool in_use = false;
 };
 
 // Exactly kSegmentHeaderBytes.

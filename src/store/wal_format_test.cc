@@ -30,7 +30,7 @@ size_t RecordsLength(const GroupEncoder& e) {
 
 // A segment's bytes with `groups` written from the first group offset.
 std::string Segment(const std::vector<const GroupEncoder*>& groups, size_t size = 64 << 10) {
-  std::string bytes = EncodeSegmentHeader({7, kSalt, size});
+  std::string bytes = EncodeSegmentHeader({7, kSalt, size, true});
   bytes.resize(size, '\0');
   size_t at = kSegmentHeaderBytes;
   for (const GroupEncoder* g : groups) {
@@ -41,14 +41,17 @@ std::string Segment(const std::vector<const GroupEncoder*>& groups, size_t size 
 }
 
 TEST(WalFormatTest, SegmentHeaderRoundTripsAndRejectsDamage) {
-  const std::string h = EncodeSegmentHeader({42, kSalt, 1 << 20});
+  const std::string h = EncodeSegmentHeader({42, kSalt, 1 << 20, true});
   ASSERT_EQ(h.size(), kSegmentHeaderBytes);
   SegmentHeader out;
   ASSERT_TRUE(DecodeSegmentHeader(h, &out));
   EXPECT_EQ(out.number, 42u);
   EXPECT_EQ(out.salt, kSalt);
   EXPECT_EQ(out.size, 1u << 20);
-  for (size_t i = 0; i < 36; ++i) {
+  EXPECT_TRUE(out.in_use);
+  ASSERT_TRUE(DecodeSegmentHeader(EncodeSegmentHeader({42, kSalt, 1 << 20, false}), &out));
+  EXPECT_FALSE(out.in_use);
+  for (size_t i = 0; i < 40; ++i) {
     std::string bad = h;
     bad[i] ^= 0x10;
     EXPECT_FALSE(DecodeSegmentHeader(bad, &out)) << "byte " << i;

@@ -30,7 +30,6 @@ class WalTest : public ::testing::Test {
     Wal::Options o;
     o.dir = dir_.path();
     o.fsync = false;  // the logic under test does not depend on it; keeps the test fast
-    o.first_segment_bytes = 64 << 10;
     o.segment_bytes = 64 << 10;
     return o;
   }
@@ -305,11 +304,28 @@ TEST_F(WalTest, ASegmentCaughtBeingRecycledIsIgnored) {
   Write(30, 6000);
   const std::string path = SegmentHolding(1);
   const auto applied = GroupsIn(path).size();
-  WriteAt(path, 0, wal::EncodeSegmentHeader({Segments().back() + 10, 99, 64 << 10}));
+  WriteAt(path, 0, wal::EncodeSegmentHeader({Segments().back() + 10, 99, 64 << 10, false}));
   Wal::Recovered recovered;
   auto wal = Open(applied, &recovered);
   ASSERT_TRUE(wal.ok()) << wal.status().ToString();
   ExpectGroups(recovered, applied + 1, 30, 6000);
+}
+
+// A segment whose header does not say it is in use is a spare: Open does not read it (the
+// writer marks a segment in use with its first group, in the same fdatasync).
+TEST_F(WalTest, ASegmentNotInUseIsNotRead) {
+  Write(5, 100);
+  const std::string path = SegmentHolding(5);
+  wal::SegmentHeader h;
+  ASSERT_TRUE(wal::DecodeSegmentHeader(Read(path), &h));
+  ASSERT_TRUE(h.in_use);
+  h.in_use = false;
+  WriteAt(path, 0, wal::EncodeSegmentHeader(h));
+  Wal::Recovered recovered;
+  auto wal = Open(0, &recovered);
+  ASSERT_TRUE(wal.ok()) << wal.status().ToString();
+  EXPECT_TRUE(recovered.groups.empty());
+  EXPECT_EQ(recovered.last_seq, 0u);
 }
 
 // Segments whose groups are applied are reused: the log does not grow, the files keep their
