@@ -128,6 +128,7 @@ TEST(WalFormatTest, EveryTornPrefixFails) {
       for (size_t i = kSegmentHeaderBytes + keep; i < kSegmentHeaderBytes + length; ++i) {
         seg[i] = garbage ? static_cast<char>(rng()) : '\0';
       }
+      if (seg == full) continue;  // the bytes cut were what was there: nothing torn
       GroupView g;
       std::string why;
       EXPECT_FALSE(ParseGroup(seg, kSegmentHeaderBytes, kSalt, &g, &why))
