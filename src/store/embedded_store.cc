@@ -236,7 +236,12 @@ EmbeddedStore::~EmbeddedStore() {
   if (compactor_) compactor_->Stop();
   if (committer_) committer_->Stop();
   if (applier_) applier_->Stop();
-  if (wal_) wal_->Stop();
+  if (wal_) {
+    // Mark the log's end for the next Open (a no-op if an append failed). Not when the log is
+    // held for a test: that stands for a process that died.
+    if (applier_ && !options_.hold_log_for_test) (void)wal_->Close();
+    wal_->Stop();
+  }
   if (hub_) hub_->Stop();
   compactor_.reset();
   committer_.reset();

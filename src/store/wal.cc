@@ -202,13 +202,16 @@ util::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options, uint64_t 
       std::string why;
       if (!wal::ParseGroup(bytes, at, header.salt, &g, &why)) {
         uint64_t seq = 0;
-        const size_t reach = std::min(size, at + options.max_group_span);
-        for (size_t probe = at + wal::kGroupAlign; probe < reach; probe += wal::kGroupAlign) {
-          if (wal::BeginAt(bytes, probe, header.salt, &seq)) {
+        const uint64_t next = scanned.groups.empty() ? 0 : scanned.groups.back().seq + 1;
+        if (wal::EndAt(bytes, at, header.salt, &seq) && (next == 0 || seq == next)) break;
+        // Anything intact further on means the damage is in the middle of the log.
+        for (size_t probe = at + wal::kGroupAlign; probe < size; probe += wal::kGroupAlign) {
+          if (wal::BeginAt(bytes, probe, header.salt, &seq) ||
+              wal::EndAt(bytes, probe, header.salt, &seq)) {
             wal->full_.push_back(seg);
             return util::DataLoss("store: log segment " + path + " is corrupt in the middle: " +
-                                  why + ", but group " + std::to_string(seq) +
-                                  " follows intact at offset " + std::to_string(probe));
+                                  why + ", but a later record (group " + std::to_string(seq) +
+                                  ") follows intact at offset " + std::to_string(probe));
           }
         }
         if (wal::BeginAt(bytes, at, header.salt, &seq)) {
@@ -395,6 +398,25 @@ void Wal::Stop() {
   if (preparer_.joinable()) preparer_.join();
 }
 
+util::Status Wal::Close() {
+  if (!started_ || failed_ || current_.fd < 0 || !current_.in_use ||
+      current_.write_pos + wal::kGroupAlign > current_.size) {
+    return util::Status::Ok();  // nothing written here, or no room: Open probes instead
+  }
+  const std::string end = wal::EncodeEnd(next_seq_, current_.salt);
+  {
+    std::lock_guard fill(fill_mu_);
+    if (!WriteAll(current_.fd, end.data(), end.size(), current_.write_pos)) {
+      return util::Internal(Errno("write", Path(current_.number)));
+    }
+  }
+  if (options_.fsync && ::fdatasync(current_.fd) != 0) {
+    return util::Internal(Errno("sync", Path(current_.number)));
+  }
+  started_ = false;
+  return util::Status::Ok();
+}
+
 void Wal::SetFillTarget() {
   std::lock_guard lock(fill_mu_);
   fill_fd_ = current_.fd;
@@ -454,6 +476,12 @@ util::Status Wal::SwitchSegment(size_t need) {
 
 util::Status Wal::Append(wal::GroupEncoder* group) {
   if (!started_) return util::FailedPrecondition("store: the log is not started");
+  util::Status st = AppendLocked(group);
+  if (!st.ok()) failed_ = true;
+  return st;
+}
+
+util::Status Wal::AppendLocked(wal::GroupEncoder* group) {
   const size_t need = group->FinishedSize();
   if (current_.fd < 0 || current_.write_pos + need > current_.size) {
     CONVERGE_RETURN_IF_ERROR(SwitchSegment(need));
@@ -530,6 +558,13 @@ bool Wal::FillStep() {
   {
     std::lock_guard fill(fill_mu_);
     if (fill_fd_ < 0) return false;
+    if (writer_end_ > filled_.load(std::memory_order_relaxed) + options_.fill_ahead_bytes / 2) {
+      // The writer outruns the filler: under such a load the zeros would cost more than the
+      // extent conversions they save (one per fdatasync, however large the group). Leave this
+      // segment to the writer.
+      fill_fd_ = -1;
+      return false;
+    }
     const size_t start = std::max(filled_.load(std::memory_order_relaxed), writer_end_);
     const size_t goal = std::min(
         fill_size_, writer_pos_.load(std::memory_order_relaxed) + options_.fill_ahead_bytes);

@@ -15,7 +15,9 @@
 // changes after), and the preparer thread zero-fills the current segment ahead of the writer
 // (fill_ahead_bytes, in 1 MiB steps, synced as it goes), so that the writer's groups overwrite
 // zeros; a recycled segment was written in its previous use and needs neither. If the writer
-// outruns the filler it writes into unwritten blocks: slower, still correct. Filling and
+// outruns the filler it writes into unwritten blocks: slower, still correct (and the filler
+// leaves that segment alone: at such rates one conversion per large group costs less than
+// writing every block twice). Filling and
 // writing never touch the same bytes: the filler writes only at or past `filled_`, under
 // `fill_mu_`, and the writer takes `fill_mu_` to write past `filled_`.
 //
@@ -38,7 +40,8 @@
 //   - across segments (ordered by their first group), sequence numbers continue without a
 //     gap, and the log holds every group after the one LMDB last applied (DataLoss if not).
 // What follows the newest intact group is the torn tail of a group that was never
-// acknowledged (a group is acknowledged only after its fdatasync returned), or nothing.
+// acknowledged (a group is acknowledged only after its fdatasync returned), the end record
+// of a clean shutdown (Close), or nothing.
 // Damage confined to the newest group cannot be told from a torn write: like etcd's WAL, the
 // log then ends before it. Assumes that a sector is written entirely or not at all.
 //
@@ -71,9 +74,6 @@ class Wal {
     size_t segment_bytes = size_t{64} << 20;
     // How far ahead of the writer the preparer keeps the current segment written (0: never).
     size_t fill_ahead_bytes = size_t{4} << 20;
-    // Bound on a group's size on disk: Open looks this far past a damaged group for intact
-    // later ones.
-    size_t max_group_span = size_t{40} << 20;
     size_t spare_segments = 1;  // prepared ahead of the writer
   };
 
@@ -104,6 +104,9 @@ class Wal {
   util::Status Start(uint64_t next_seq);
   // Joins the preparer. Appending afterwards is an error.
   void Stop();
+  // After the last Append of a clean shutdown (everything applied): writes the end record
+  // after the last group, so that the next Open reads no further. Writer only.
+  util::Status Close();
 
   // Finishes `group` with the next sequence number and the salt of the segment it goes to,
   // writes it and makes it durable. On an error the log's state is unknown: the caller must
@@ -153,6 +156,8 @@ class Wal {
   // Turns an obsolete segment into a spare with a new number and salt.
   util::Status Recycle(Segment* segment, uint64_t number);
   util::Status SyncDir();
+  // Append's work (the writer role is its "lock").
+  util::Status AppendLocked(wal::GroupEncoder* group);
   // Moves the writer to a segment with room for `need` bytes.
   util::Status SwitchSegment(size_t need);
   // Points the filler at the writer's (new) current segment.
@@ -169,6 +174,7 @@ class Wal {
   Segment current_;
   uint64_t next_seq_ = 1;
   bool started_ = false;
+  bool failed_ = false;       // an append failed: the end of the log is unknown
   size_t fill_asked_at_ = 0;  // `filled_` when the writer last woke the preparer for more
 
   // Filling ahead of the writer in its current segment.

@@ -148,6 +148,28 @@ void GroupEncoder::Finish(uint64_t seq, uint64_t salt) {
   PutLe(RecordCrc(salt, c, kCommitBodyBytes), 4, c);
 }
 
+std::string EncodeEnd(uint64_t seq, uint64_t salt) {
+  std::string out(kGroupAlign, '\0');
+  char* p = out.data();
+  PutLe(kEndBodyBytes, 4, p + 4);
+  p[8] = static_cast<char>(RecordType::kEnd);
+  PutLe(seq, 8, p + 9);
+  PutLe(RecordCrc(salt, p, kEndBodyBytes), 4, p);
+  return out;
+}
+
+bool EndAt(std::string_view segment, size_t offset, uint64_t salt, uint64_t* seq) {
+  if (offset + kRecordHeaderBytes + kEndBodyBytes > segment.size() ||
+      static_cast<uint8_t>(segment[offset + 8]) != static_cast<uint8_t>(RecordType::kEnd) ||
+      GetLe(segment.data() + offset + 4, 4) != kEndBodyBytes) {
+    return false;
+  }
+  RawRecord r;
+  if (!ReadRecord(segment, offset, segment.size(), salt, &r)) return false;
+  *seq = GetLe(r.body.data(), 8);
+  return true;
+}
+
 bool BeginAt(std::string_view segment, size_t offset, uint64_t salt, uint64_t* seq) {
   // The cheap fields first: most offsets probed hold zeros or another salt's bytes.
   if (offset + kRecordHeaderBytes + kBeginBodyBytes > segment.size() ||

@@ -26,6 +26,10 @@
 //            kCommit  body: u64 seq, u32 crc32c over the crc fields of every record of the group
 //                     before it (Begin and Changes): the group's commit marker
 //
+//   end:     kEnd     body: u64 seq (the next group's), zero-padded like a group: written after
+//                     the last group when the log is closed cleanly. Nothing follows it in
+//                     its segment's life, so Open need not look further.
+//
 // Integers are little-endian. Seeding every record's checksum with the salt makes bytes left
 // in a recycled file by its previous use (another salt) fail as garbage, and a group counts
 // only once its Commit record is intact and agrees with its Begin: a group whose write was
@@ -53,8 +57,9 @@ inline constexpr size_t kGroupAlign = 512;
 inline constexpr size_t kRecordHeaderBytes = 9;  // crc, length, type
 inline constexpr size_t kBeginBodyBytes = 36;
 inline constexpr size_t kCommitBodyBytes = 12;
+inline constexpr size_t kEndBodyBytes = 8;
 
-enum class RecordType : uint8_t { kBegin = 1, kChange = 2, kCommit = 3 };
+enum class RecordType : uint8_t { kBegin = 1, kChange = 2, kCommit = 3, kEnd = 4 };
 
 struct SegmentHeader {
   uint64_t number = 0;
@@ -138,6 +143,11 @@ struct GroupView {
 // *why, if no complete, intact group starts there (torn, corrupt, stale or zeros).
 bool ParseGroup(std::string_view segment, size_t offset, uint64_t salt, GroupView* out,
                 std::string* why);
+
+// The end record (kGroupAlign bytes) announcing that group `seq` will never follow.
+std::string EncodeEnd(uint64_t seq, uint64_t salt);
+// True if an intact end record of this salt is at `offset`; its sequence number goes to *seq.
+bool EndAt(std::string_view segment, size_t offset, uint64_t salt, uint64_t* seq);
 
 // True if an intact Begin record of this salt starts at `offset` (whatever follows it); its
 // sequence number goes to *seq. Used to tell a torn tail (nothing valid after it) from damage in

@@ -157,6 +157,23 @@ TEST(WalFormatTest, EveryFlippedBitFails) {
   }
 }
 
+TEST(WalFormatTest, EndRecordRoundTripsAndIsNotAGroup) {
+  const std::string end = EncodeEnd(77, kSalt);
+  ASSERT_EQ(end.size(), kGroupAlign);
+  std::string seg = EncodeSegmentHeader({7, kSalt, 64 << 10, true}) + end;
+  seg.resize(64 << 10, '\0');
+  uint64_t seq = 0;
+  ASSERT_TRUE(EndAt(seg, kSegmentHeaderBytes, kSalt, &seq));
+  EXPECT_EQ(seq, 77u);
+  EXPECT_FALSE(EndAt(seg, kSegmentHeaderBytes, kSalt + 1, &seq));
+  EXPECT_FALSE(BeginAt(seg, kSegmentHeaderBytes, kSalt, &seq));
+  GroupView g;
+  std::string why;
+  EXPECT_FALSE(ParseGroup(seg, kSegmentHeaderBytes, kSalt, &g, &why));
+  seg[kSegmentHeaderBytes + 10] ^= 1;
+  EXPECT_FALSE(EndAt(seg, kSegmentHeaderBytes, kSalt, &seq));
+}
+
 TEST(WalFormatTest, GroupsFollowEachOtherAtAlignedOffsets) {
   GroupEncoder a;
   a.AddChange({1, 0}, Put("a", std::string(600, 'a')));

@@ -57,13 +57,17 @@ class WalTest : public ::testing::Test {
     }
   }
 
-  // A fresh log with `groups` groups of `size`-byte values, closed again.
-  void Write(int groups, size_t size, const Wal::Options* options = nullptr) {
+  // A fresh log with `groups` groups of `size`-byte values; then the process "dies" (no
+  // Close), or closes cleanly.
+  void Write(int groups, size_t size, const Wal::Options* options = nullptr, bool close = false) {
     Wal::Recovered recovered;
     auto wal = Open(0, &recovered, options);
     ASSERT_TRUE(wal.ok()) << wal.status().ToString();
     ASSERT_TRUE((*wal)->Start(1).ok());
     Append(**wal, groups, size);
+    if (close) {
+      ASSERT_TRUE((*wal)->Close().ok());
+    }
   }
 
   // Checks that `recovered` holds exactly groups first..last, with their values.
@@ -253,6 +257,27 @@ TEST_F(WalTest, ACorruptGroupInTheMiddleIsDataLoss) {
           std::string(1, static_cast<char>(original[offset + length / 2] ^ 1)));
   Wal::Recovered recovered;
   EXPECT_EQ(Open(3, &recovered).status().code(), util::Code::kDataLoss);
+}
+
+// A clean close marks the end of the log after the last group: the log then ends there, and
+// damage to the last group is corruption, no longer a possible torn write.
+TEST_F(WalTest, AfterACleanCloseTheLastGroupIsNoLongerATornWrite) {
+  Write(5, 300, nullptr, /*close=*/true);
+  const std::string path = SegmentHolding(5);
+  Wal::Recovered recovered;
+  {
+    auto wal = Open(0, &recovered);
+    ASSERT_TRUE(wal.ok()) << wal.status().ToString();
+    ExpectGroups(recovered, 1, 5, 300);
+    EXPECT_TRUE(recovered.torn_tail.empty());
+  }
+  const auto [offset, length] = GroupsIn(path).back();
+  const std::string bytes = Read(path);
+  WriteAt(path, offset + length / 2,
+          std::string(1, static_cast<char>(bytes[offset + length / 2] ^ 1)));
+  auto wal = Open(0, &recovered);
+  ASSERT_FALSE(wal.ok());
+  EXPECT_EQ(wal.status().code(), util::Code::kDataLoss) << wal.status().ToString();
 }
 
 // The last group of a segment that later segments follow: the gap in sequence numbers shows.
