@@ -162,10 +162,13 @@ void Applier::Loop() {
 bool Applier::ApplyOnce(Maintenance* m, std::optional<Unsynced>* unsynced, bool* more) {
   std::vector<LoggedGroupPtr> groups;
   if (!options_.hold) {
+    // Only groups durable in the log: LMDB never holds what a crash could take from the log.
+    const uint64_t durable = tail_->durable_seq();
     LogTail::SnapshotPtr snapshot = tail_->Acquire();
     size_t bytes = 0;
     for (const LoggedGroupPtr& g : snapshot->groups()) {
       if (g->seq <= committed_seq_) continue;
+      if (g->seq > durable) break;
       if (!groups.empty() && bytes + g->bytes > options_.max_txn_bytes) {
         *more = true;
         break;

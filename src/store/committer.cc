@@ -1,7 +1,5 @@
 #include "store/committer.h"
 
-#include <semaphore>
-
 #include "store/group_writer.h"
 #include "store/thread_latency.h"
 
@@ -45,6 +43,12 @@ void Committer::Start() {
       DirectLoop();
     }
   });
+  if (log_.wal != nullptr) {
+    syncer_ = std::thread([this] {
+      RequestShortSchedulerSlice();  // it waits for every fdatasync
+      SyncerLoop();
+    });
+  }
 }
 
 void Committer::Stop() {
@@ -54,6 +58,18 @@ void Committer::Stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  // The committer thread wrote its last group; the syncer publishes what is left.
+  {
+    std::lock_guard lock(mu_);
+    writer_done_ = true;
+  }
+  sync_cv_.notify_all();
+  if (syncer_.joinable()) syncer_.join();
+}
+
+util::Status Committer::Fatal() {
+  std::lock_guard lock(mu_);
+  return fatal_;
 }
 
 void Committer::Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes) {
@@ -86,7 +102,7 @@ util::StatusOr<TxnResponse> Committer::Run(TxnRequest req, util::Status precheck
       std::lock_guard lock(mu_);
       if (stopping_) return util::Unavailable("store: closed");
       if (!fatal_.ok()) return fatal_;
-      if (!busy_ && queue_.empty()) {
+      if (!busy_ && queue_.empty() && written_.empty() && !syncing_) {
         busy_ = true;
         lead = true;
       }
@@ -96,7 +112,10 @@ util::StatusOr<TxnResponse> Committer::Run(TxnRequest req, util::Status precheck
       g.items.push_back(Item{std::move(req),
                              [&result](util::StatusOr<TxnResponse> r) { result = std::move(r); },
                              std::move(precheck), bytes});
-      CommitLogged(g, /*inline_group=*/true);
+      // Nothing is written and unpublished: this group's sync and publication are next.
+      std::vector<Written> batch;
+      batch.push_back(WriteLogged(std::move(g), /*inline_group=*/true));
+      SyncAndPublish(batch);
       bool more;
       {
         std::lock_guard lock(mu_);
@@ -107,15 +126,22 @@ util::StatusOr<TxnResponse> Committer::Run(TxnRequest req, util::Status precheck
       return result;
     }
   }
-  std::binary_semaphore done(0);
+  // A mutex and a condition variable rather than std::binary_semaphore, whose acquire spins
+  // with sched_yield before it sleeps: on a saturated CPU that spinning is pure cost.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool done = false;
   Submit(
       std::move(req),
       [&](util::StatusOr<TxnResponse> r) {
+        std::lock_guard lock(mu);
         result = std::move(r);
-        done.release();
+        done = true;
+        cv.notify_one();
       },
       std::move(precheck), bytes);
-  done.acquire();
+  std::unique_lock lock(mu);
+  cv.wait(lock, [&] { return done; });
   return result;
 }
 
@@ -149,55 +175,103 @@ void Committer::LogLoop() {
     Group g;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return (stopping_ && queue_.empty()) || (!busy_ && !queue_.empty()); });
+      // At most one written group waits for the syncer: the next one forms meanwhile.
+      cv_.wait(lock, [&] {
+        return (stopping_ && queue_.empty()) || (!busy_ && !queue_.empty() && written_.empty());
+      });
       if (queue_.empty()) break;  // stopping
       busy_ = true;
       TakeLocked(&g);
     }
-    CommitLogged(g, /*inline_group=*/false);
-    std::lock_guard lock(mu_);
-    busy_ = false;
+    Written w = WriteLogged(std::move(g), /*inline_group=*/false);
+    bool self = false;
+    {
+      std::lock_guard lock(mu_);
+      busy_ = false;
+      if (queue_.empty() && written_.empty() && !syncing_) {
+        // Nothing to overlap the sync with: sync and publish here, without a hand-over.
+        self = syncing_ = true;
+      } else {
+        written_.push_back(std::move(w));
+      }
+    }
+    if (self) {
+      std::vector<Written> batch;
+      batch.push_back(std::move(w));
+      SyncAndPublish(batch);
+      {
+        std::lock_guard lock(mu_);
+        syncing_ = false;
+      }
+    }
+    sync_cv_.notify_one();
   }
 }
 
-void Committer::CommitLogged(Group& g, bool inline_group) {
-  g.results.reserve(g.items.size());
-  if (failed_.ok() && log_.applier->failed()) failed_ = log_.applier->failure();
-  if (!failed_.ok()) {
-    Finish(g, failed_);
-    return;
+void Committer::SyncerLoop() {
+  while (true) {
+    std::vector<Written> batch;
+    {
+      std::unique_lock lock(mu_);
+      sync_cv_.wait(lock, [&] { return (!written_.empty() || writer_done_) && !syncing_; });
+      if (written_.empty()) break;  // the committer thread is gone and nothing is left
+      for (Written& w : written_) batch.push_back(std::move(w));
+      written_.clear();
+      syncing_ = true;
+    }
+    cv_.notify_one();  // the committer thread may write the next group
+    {
+      std::lock_guard lock(stats_mu_);
+      stats_.handed_over += batch.size();
+    }
+    SyncAndPublish(batch);
+    std::lock_guard lock(mu_);
+    syncing_ = false;
+  }
+}
+
+Committer::Written Committer::WriteLogged(Group g, bool inline_group) {
+  Written w;
+  w.group = std::move(g);
+  Group& grp = w.group;
+  grp.results.reserve(grp.items.size());
+  if (util::Status fatal = Fatal(); !fatal.ok()) {
+    w.error = fatal;
+    return w;
   }
   // Back-pressure: the applier must keep up with the log.
   log_.tail->WaitBelow(options_.max_tail_bytes, [&] { return log_.applier->failed(); });
   if (log_.applier->failed()) {
-    Finish(g, log_.applier->failure());
-    return;
+    w.error = log_.applier->failure();
+    return w;
   }
   auto fail_group = [&](const util::Status& st) {
-    g.results.assign(g.items.size(), st);
-    g.last = 0;
-    Finish(g, util::Status::Ok());
+    grp.results.assign(grp.items.size(), st);
+    grp.last = 0;
+    return std::move(w);
   };
   auto encoder = std::make_unique<wal::GroupEncoder>();
-  std::optional<GroupWriter> w;
+  std::optional<GroupWriter> writer;
   {
     util::StatusOr<ReadView> view = ReadView::Begin(backend_, log_.tail);
     if (!view.ok()) return fail_group(view.status());
-    w.emplace(&*view, index_, latest_, compact_->load(std::memory_order_acquire), encoder.get());
-    for (Item& item : g.items) {
+    writer.emplace(&*view, index_, latest_, compact_->load(std::memory_order_acquire),
+                   encoder.get());
+    for (Item& item : grp.items) {
       if (!item.precheck.ok()) {
-        g.results.emplace_back(item.precheck);
+        grp.results.emplace_back(item.precheck);
         continue;
       }
-      util::StatusOr<TxnResponse> r = w->Apply(item.req);
-      if (!r.ok() && r.status().code() != util::Code::kOutOfRange) return fail_group(r.status());
-      g.results.push_back(std::move(r));
+      util::StatusOr<TxnResponse> r = writer->Apply(item.req);
+      if (!r.ok() && r.status().code() != util::Code::kOutOfRange) {
+        return fail_group(r.status());
+      }
+      grp.results.push_back(std::move(r));
     }
-  }  // the read view (an LMDB snapshot) ends before the fdatasync
-  if (!w->wrote()) {
-    g.last = latest_;
-    Finish(g, util::Status::Ok());
-    return;
+  }  // the read view (an LMDB snapshot) ends before the write
+  if (!writer->wrote()) {
+    grp.last = latest_;
+    return w;
   }
   const uint64_t need =
       log_.applier->used_bytes() + 2 * (log_.tail->bytes() + encoder->record_bytes()) + kMapSlack;
@@ -207,19 +281,48 @@ void Committer::CommitLogged(Group& g, bool inline_group) {
                                               " bytes); raise map_size"));
   }
   const auto t0 = std::chrono::steady_clock::now();
-  util::Status st = log_.wal->Append(encoder.get());
+  util::Status st = log_.wal->Write(encoder.get(), &w.fd);
   AddCommitTime(t0, inline_group);
   if (!st.ok()) {
-    Finish(g, st);
-    return;
+    w.error = st;
+    return w;
   }
+  w.wrote = true;
+  w.seq = encoder->seq();
   log_.tail->Append(LoggedGroup::FromEncoder(std::move(encoder)));
-  log_.applier->Notify();
-  index_->Apply(w->changes());
-  latest_ = w->latest();
-  g.last = latest_;
-  g.events = std::move(w->events());
-  Finish(g, util::Status::Ok());
+  index_->Apply(writer->changes());
+  latest_ = writer->latest();
+  grp.last = latest_;
+  grp.events = std::move(writer->events());
+  return w;
+}
+
+void Committer::SyncAndPublish(std::vector<Written>& batch) {
+  int fd = -1;
+  for (const Written& w : batch) {
+    if (w.wrote) fd = w.fd;
+  }
+  util::Status synced;
+  if (fd >= 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    synced = log_.wal->Sync(fd);
+    const auto ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+            .count();
+    std::lock_guard lock(stats_mu_);
+    ++stats_.syncs;
+    stats_.sync_ns += static_cast<uint64_t>(ns);
+  }
+  uint64_t durable = 0;
+  for (Written& w : batch) {
+    const util::Status st = w.error.ok() ? synced : w.error;
+    if (st.ok() && w.wrote) durable = w.seq;
+    Finish(w.group, st);
+  }
+  if (durable != 0) {
+    log_.tail->MarkDurable(durable);
+    log_.applier->Notify();
+  }
 }
 
 void Committer::AddCommitTime(std::chrono::steady_clock::time_point t0, bool inline_group) {
@@ -306,8 +409,8 @@ Committer::Stats Committer::stats() const {
 
 Committer::Outcome Committer::CommitGroup(Group& g, util::Status* error) {
   g.results.reserve(g.items.size());
-  if (!failed_.ok()) {
-    *error = failed_;
+  if (util::Status fatal = Fatal(); !fatal.ok()) {
+    *error = fatal;
     return Outcome::kFailed;
   }
   util::StatusOr<MDB_txn*> txn = backend_->BeginWrite();
@@ -381,14 +484,17 @@ Committer::Outcome Committer::CommitGroup(Group& g, util::Status* error) {
 }
 
 void Committer::Finish(Group& g, util::Status st) {
-  if (!failed_.ok()) st = failed_;
-  if (!st.ok() && failed_.ok()) {
-    failed_ = util::Status(st.code(),
-                           "store: a commit or sync failed; the store accepts no "
-                           "more writes: " +
-                               st.message());
+  util::Status fatal;
+  {
     std::lock_guard lock(mu_);
-    fatal_ = failed_;
+    if (!fatal_.ok()) {
+      st = fatal_;
+    } else if (!st.ok()) {
+      fatal_ = util::Status(
+          st.code(),
+          "store: a commit or sync failed; the store accepts no more writes: " + st.message());
+    }
+    fatal = fatal_;
   }
   if (st.ok()) {
     if (g.last > published_.load(std::memory_order_relaxed)) {
@@ -409,7 +515,7 @@ void Committer::Finish(Group& g, util::Status st) {
   }
   if (g.maintenance != nullptr) g.maintenance->done.set_value(st);
   // Fail whatever is still queued once the committer has failed.
-  if (!failed_.ok()) {
+  if (!fatal.ok()) {
     std::deque<Item> queued;
     std::deque<Maintenance*> maintenance;
     {
@@ -417,8 +523,8 @@ void Committer::Finish(Group& g, util::Status st) {
       queued.swap(queue_);
       maintenance.swap(maintenance_);
     }
-    for (Item& item : queued) item.done(failed_);
-    for (Maintenance* m : maintenance) m->done.set_value(failed_);
+    for (Item& item : queued) item.done(fatal);
+    for (Maintenance* m : maintenance) m->done.set_value(fatal);
   }
 }
 

@@ -10,13 +10,19 @@
 // and delivered to watchers only once it is on disk. How the group becomes durable depends on
 // the mode:
 //
-// Log mode (a Wal is given; the default): the group is appended to the write-ahead log, whose
-// fdatasync is the only barrier before the acknowledgement. The group then goes to the log
-// tail (readers and the next group find its records there) and the Applier writes it into
-// LMDB later, off every writer's path. A synchronous caller (Run) that finds the writer idle
-// commits its own transaction on its own thread (a lone put: no hand-over to a writer thread
-// and back, so its only wait is the fdatasync); otherwise it queues, and the writer thread
-// takes the queue as a group. Compaction's maintenance goes to the Applier.
+// Log mode (a Wal is given; the default): the group is written to the write-ahead log, whose
+// fdatasync is the only barrier before the acknowledgement. The group also goes to the log
+// tail at once (the next group's evaluation finds its records there; the Applier writes it
+// into LMDB later, off every writer's path, once the tail marks it durable). The writer works
+// as a two-stage pipeline: the committer thread evaluates and writes group N+1 while a syncer
+// thread waits for the fdatasync covering group N and then publishes it. The committer hands
+// a group to the syncer only when more work is queued (something to overlap); otherwise it
+// syncs and publishes the group itself. Every group, even one that wrote nothing (its results
+// may rest on groups not yet durable), is published in order and only after everything before
+// it is durable. A synchronous caller (Run) that finds the writer idle (nothing queued, nothing
+// written and not yet published) commits its own transaction on its own thread: a lone put's
+// only wait is its fdatasync, with no hand-over to a writer thread and back. Compaction's
+// maintenance goes to the Applier.
 //
 // Direct mode (no Wal): the group is one LMDB write transaction. LMDB runs with
 // MDB_NOMETASYNC: a commit fdatasync()s its data pages, which also makes the previous
@@ -28,7 +34,7 @@
 // writers are queued at most once per maintenance_interval (etcd pauses 10 ms between its
 // compaction batches for the same reason).
 //
-// A failed log append, commit or sync leaves the outcome of in-flight groups unknown: the
+// A failed log write, commit or sync leaves the outcome of in-flight groups unknown: the
 // committer then fails them and every later request with the same error (like PostgreSQL after
 // a failed fsync, it does not retry); so does a failed Applier. An error while evaluating a
 // group (a record that cannot be read) fails that group only, and in direct mode so does one
@@ -37,8 +43,8 @@
 // logged. A range at a compacted or future revision fails only its own transaction.
 //
 // Thread-safety: Submit, Run, Maintain and published() may be called from any thread.
-// Callbacks run on the writer's thread (the committer thread, or a caller of Run committing
-// inline) and must not block.
+// Callbacks run on the thread that publishes (the committer thread, the syncer thread, or a
+// caller of Run committing inline) and must not block.
 #pragma once
 
 #include <atomic>
@@ -116,6 +122,7 @@ class Committer {
     uint64_t groups = 0;         // groups made durable (log appends or LMDB commits)
     uint64_t txns = 0;           // transactions acknowledged
     uint64_t inline_groups = 0;  // log mode: groups committed on a caller's thread
+    uint64_t handed_over = 0;    // log mode: groups the syncer thread synced and published
     uint64_t syncs = 0;          // direct mode: explicit Sync() calls (nothing else was queued)
     uint64_t commit_ns = 0;      // log append + fdatasync, or mdb_txn_commit (with its fdatasync)
     uint64_t sync_ns = 0;        // time in explicit Sync()
@@ -145,15 +152,28 @@ class Committer {
     std::vector<RevisionEventsPtr> events;
   };
   enum class Outcome { kCommitted, kNothingWritten, kAborted, kFailed };
+  // Log mode: a group evaluated and written to the log, waiting to be synced and published.
+  struct Written {
+    Group group;
+    util::Status error;  // the write failed (the group and every later one fail)
+    bool wrote = false;  // it wrote to the log
+    int fd = -1;         // what to Sync, if it wrote
+    uint64_t seq = 0;
+  };
 
   // Takes queued items into `g` (mu_ held).
   void TakeLocked(Group* g);
   void DirectLoop();
   void LogLoop();
+  void SyncerLoop();
   // Direct mode: one LMDB commit.
   Outcome CommitGroup(Group& g, util::Status* error);
-  // Log mode: evaluates, logs and publishes `g` (the caller holds the writer role: busy_).
-  void CommitLogged(Group& g, bool inline_group);
+  // Log mode, first stage: evaluates `g`, writes it to the log and adds it to the tail and the
+  // index (the caller holds the writer role: busy_).
+  Written WriteLogged(Group g, bool inline_group);
+  // Log mode, second stage: syncs the log for `batch` and publishes it, in order.
+  void SyncAndPublish(std::vector<Written>& batch);
+  util::Status Fatal();
   // Publishes `g` if `st` is OK (and the committer has not failed), else fails it.
   void Finish(Group& g, util::Status st);
   void AddCommitTime(std::chrono::steady_clock::time_point t0, bool inline_group);
@@ -172,7 +192,6 @@ class Committer {
   util::Clock::TimePoint last_maintenance_{};
   Revision latest_;        // newest committed (maybe not yet durable) revision
   uint64_t record_count_;  // direct mode: records in the history db as of latest_
-  util::Status failed_;    // sticky commit/sync failure
 
   std::atomic<Revision> published_;
 
@@ -185,8 +204,15 @@ class Committer {
   std::deque<Maintenance*> maintenance_;  // guarded by mu_
   bool busy_ = false;                     // guarded by mu_: someone holds the writer role
   bool stopping_ = false;                 // guarded by mu_
-  util::Status fatal_;                    // guarded by mu_: copy of failed_ for Submit
+  util::Status fatal_;                    // guarded by mu_: sticky commit/sync failure
+  // Log mode: written groups the syncer has yet to take, in order; whether a sync (by the
+  // syncer or the committer thread) is in progress; whether the committer thread has exited.
+  std::deque<Written> written_;  // guarded by mu_
+  bool syncing_ = false;         // guarded by mu_
+  bool writer_done_ = false;     // guarded by mu_
+  std::condition_variable sync_cv_;
   std::thread thread_;
+  std::thread syncer_;
 };
 
 }  // namespace converge::store

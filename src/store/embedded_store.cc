@@ -395,6 +395,7 @@ EmbeddedStore::WriterStats EmbeddedStore::writer_stats() const {
   s.reserves = c.reserves;
   s.reserve_ns = c.reserve_ns;
   s.inline_groups = c.inline_groups;
+  s.handed_over = c.handed_over;
   if (applier_) {
     const Applier::Stats a = applier_->stats();
     s.apply_commits = a.commits;

@@ -6,7 +6,7 @@
 //   ├── LogTail              groups durable in the log, not yet in LMDB (read from memory)
 //   ├── Applier (thread)     applies the log to LMDB behind the writer; checkpoints the log
 //   ├── Index                in-memory key -> generations of revisions (KeyIndex)
-//   ├── Committer (thread)   group commit, revisions, durability, acknowledgements
+//   ├── Committer (threads)  group commit, revisions, durability, acknowledgements
 //   ├── WatchHub (thread)    fan-out to watchers, catch-up from history, progress
 //   └── Compactor (thread)   frees history below the compact revision in batches
 //
@@ -128,6 +128,7 @@ class EmbeddedStore final : public KV {
     bool short_slice = false;
     uint64_t reserves = 0, reserve_ns = 0;
     uint64_t inline_groups = 0;  // log mode: groups committed on the caller's thread
+    uint64_t handed_over = 0;    // log mode: groups the syncer thread synced and published
     // Log mode: the applier's LMDB commits, groups applied, time in commits and syncs.
     uint64_t apply_commits = 0, apply_groups = 0, apply_commit_ns = 0, apply_syncs = 0,
              apply_sync_ns = 0, apply_reserves = 0;

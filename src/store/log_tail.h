@@ -2,10 +2,12 @@
 // kept in memory so that reads, watches and the writer find their records; and RecordReader,
 // which reads a record by revision from the tail over an LMDB snapshot.
 //
-// The writer appends each group after its log fdatasync and before it publishes the group's
-// revisions; the applier drops groups once its LMDB commit holding them is done (committed, so
-// visible to every LMDB snapshot begun afterwards, if not yet synced: the log keeps them
-// durable meanwhile).
+// The writer appends each group once it is written to the log (so that the next group's
+// evaluation finds its records), and marks it durable after the log's fdatasync, before it
+// publishes the group's revisions; the applier applies only durable groups, and drops them once
+// its LMDB commit holding them is done (committed, so visible to every LMDB snapshot begun
+// afterwards, if not yet synced: the log keeps them durable meanwhile). Readers never look
+// past the published revision, so they never see a group that is not durable.
 //
 // Snapshots make a read consistent without a lock across the two stores. A reader takes the
 // tail's snapshot FIRST and begins its LMDB read transaction AFTER it (BeginRead below does
@@ -16,6 +18,7 @@
 // Thread-safety: every method may be called from any thread. Snapshots are immutable.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -59,8 +62,11 @@ class LogTail {
 
   LogTail();
   SnapshotPtr Acquire() const;
-  // Writer: a group just made durable in the log (ascending seq).
+  // Writer: a group just written to the log (ascending seq).
   void Append(LoggedGroupPtr group);
+  // Writer: groups <= seq are durable in the log.
+  void MarkDurable(uint64_t seq) { durable_seq_.store(seq, std::memory_order_release); }
+  uint64_t durable_seq() const { return durable_seq_.load(std::memory_order_acquire); }
   // Applier: groups <= seq are committed to LMDB.
   void DropThrough(uint64_t seq);
   // Bytes of records held.
@@ -82,6 +88,7 @@ class LogTail {
   std::condition_variable room_cv_;
   SnapshotPtr snapshot_;  // guarded by mu_
   size_t bytes_ = 0;      // guarded by mu_
+  std::atomic<uint64_t> durable_seq_{0};
 };
 
 // A consistent read view: the log tail's snapshot and an LMDB snapshot begun after it.

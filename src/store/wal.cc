@@ -475,18 +475,43 @@ util::Status Wal::SwitchSegment(size_t need) {
 }
 
 util::Status Wal::Append(wal::GroupEncoder* group) {
+  int fd = -1;
+  CONVERGE_RETURN_IF_ERROR(Write(group, &fd));
+  return Sync(fd);
+}
+
+util::Status Wal::Write(wal::GroupEncoder* group, int* sync_fd) {
   if (!started_) return util::FailedPrecondition("store: the log is not started");
-  util::Status st = AppendLocked(group);
+  if (failed_) return util::FailedPrecondition("store: an earlier write to the log failed");
+  util::Status st = WriteLocked(group, sync_fd);
   if (!st.ok()) failed_ = true;
   return st;
 }
 
-util::Status Wal::AppendLocked(wal::GroupEncoder* group) {
+util::Status Wal::Sync(int fd) {
+  if (!options_.fsync) return util::Status::Ok();
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool ok = ::fdatasync(fd) == 0;
+  const uint64_t ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
+  std::lock_guard lock(mu_);
+  if (!ok) return util::Internal(std::string("store: sync of the log: ") + std::strerror(errno));
+  ++stats_.syncs;
+  stats_.sync_ns += ns;
+  return util::Status::Ok();
+}
+
+util::Status Wal::WriteLocked(wal::GroupEncoder* group, int* sync_fd) {
   const size_t need = group->FinishedSize();
   if (current_.fd < 0 || current_.write_pos + need > current_.size) {
+    // Groups written here but not yet synced become durable before the writer leaves, so that
+    // a Sync of the segment written last covers every group written before it.
+    if (current_.fd >= 0 && current_.unsynced) {
+      CONVERGE_RETURN_IF_ERROR(Sync(current_.fd));
+    }
     CONVERGE_RETURN_IF_ERROR(SwitchSegment(need));
   }
-  const auto t0 = std::chrono::steady_clock::now();
   group->Finish(next_seq_, current_.salt);
   const std::string& bytes = group->bytes();
   const size_t end = current_.write_pos + bytes.size();
@@ -509,15 +534,11 @@ util::Status Wal::AppendLocked(wal::GroupEncoder* group) {
     writer_end_ = end;
   }
   if (!ok) return util::Internal(Errno("write", Path(current_.number)));
-  if (options_.fsync && ::fdatasync(current_.fd) != 0) {
-    return util::Internal(Errno("sync", Path(current_.number)));
-  }
   current_.write_pos = end;
   current_.last_seq = next_seq_++;
+  current_.unsynced = true;
+  *sync_fd = current_.fd;
   writer_pos_.store(end, std::memory_order_relaxed);
-  const uint64_t ns =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0)
-          .count();
   // Wake the preparer to fill further once the writer is half-way into what is filled (once
   // per step of the filler).
   const size_t filled = filled_.load(std::memory_order_relaxed);
@@ -528,7 +549,6 @@ util::Status Wal::AppendLocked(wal::GroupEncoder* group) {
     std::lock_guard lock(mu_);
     ++stats_.groups;
     stats_.bytes += bytes.size();
-    stats_.sync_ns += ns;
     if (ask_fill) preparer_idle_ = false;
   }
   if (ask_fill) cv_.notify_all();

@@ -109,9 +109,16 @@ class Wal {
   util::Status Close();
 
   // Finishes `group` with the next sequence number and the salt of the segment it goes to,
-  // writes it and makes it durable. On an error the log's state is unknown: the caller must
-  // stop writing. Writer only.
+  // writes it and makes it durable: Write, then Sync. Writer only.
   util::Status Append(wal::GroupEncoder* group);
+  // Finishes and writes `group` without syncing; *sync_fd receives what to Sync to make it
+  // (and every group written before it) durable. Moving to another segment syncs the one left
+  // first. On an error the log's state is unknown: every later Write fails too. Writer only.
+  util::Status Write(wal::GroupEncoder* group, int* sync_fd);
+  // fdatasync(fd), where fd came from Write: every group written up to then is durable once it
+  // returns OK. May run on another thread than Write, concurrently with it (a pipeline: the
+  // next group is written while the previous one syncs).
+  util::Status Sync(int fd);
   // The sequence number the next Append assigns. Writer only.
   uint64_t next_seq() const { return next_seq_; }
 
@@ -119,9 +126,10 @@ class Wal {
   void MarkApplied(uint64_t seq);
 
   struct Stats {
-    uint64_t groups = 0;         // appended
-    uint64_t bytes = 0;          // appended, padding included
-    uint64_t sync_ns = 0;        // time in write + fdatasync
+    uint64_t groups = 0;         // written
+    uint64_t bytes = 0;          // written, padding included
+    uint64_t syncs = 0;          // fdatasyncs of the log
+    uint64_t sync_ns = 0;        // time in them
     uint64_t switches = 0;       // moves to another segment
     uint64_t unprepared = 0;     // switches that found no spare ready and made one inline
     uint64_t created = 0;        // new segment files
@@ -147,6 +155,7 @@ class Wal {
     size_t written = 0;     // bytes from the start known to be written (not unwritten extents)
     uint64_t last_seq = 0;  // newest group in it (0: none)
     bool in_use = false;    // its header says so
+    bool unsynced = false;  // writer: written since the writer last synced it itself
   };
 
   explicit Wal(Options options);
@@ -156,8 +165,8 @@ class Wal {
   // Turns an obsolete segment into a spare with a new number and salt.
   util::Status Recycle(Segment* segment, uint64_t number);
   util::Status SyncDir();
-  // Append's work (the writer role is its "lock").
-  util::Status AppendLocked(wal::GroupEncoder* group);
+  // Write's work (the writer role is its "lock").
+  util::Status WriteLocked(wal::GroupEncoder* group, int* sync_fd);
   // Moves the writer to a segment with room for `need` bytes.
   util::Status SwitchSegment(size_t need);
   // Points the filler at the writer's (new) current segment.
