@@ -169,7 +169,9 @@ bool Applier::ApplyOnce(Maintenance* m, std::optional<Unsynced>* unsynced, bool*
     for (const LoggedGroupPtr& g : snapshot->groups()) {
       if (g->seq <= committed_seq_) continue;
       if (g->seq > durable) break;
-      if (!groups.empty() && bytes + g->bytes > options_.max_txn_bytes) {
+      // A maintenance item may delete records of any durable group: they all go first, else
+      // a group applied after the deletions would bring its deleted records back.
+      if (m == nullptr && !groups.empty() && bytes + g->bytes > options_.max_txn_bytes) {
         *more = true;
         break;
       }

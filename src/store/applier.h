@@ -17,9 +17,11 @@
 // commit's fdatasync would do it anyway), reserving LMDB space first as the committer did
 // (Backend::ReserveSpace).
 //
-// Maintenance (compaction's record deletions and meta values) is applied here too, after the
-// groups logged before it was queued, at most one item per maintenance_interval while groups
-// are waiting; Maintain returns once its commit is durable.
+// Maintenance (compaction's record deletions and meta values) is applied here too, in one
+// commit with every group durable in the log by then, whatever their size (its deletions may
+// concern any published revision, and the writer marks a group durable before publishing it),
+// at most one item per maintenance_interval while groups are waiting; Maintain returns once
+// its commit is durable.
 //
 // Failures: a failed LMDB commit or sync makes the applier stop for good (failure() reports
 // it, and the writer then refuses writes). Everything acknowledged is still durable in the log

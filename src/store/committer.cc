@@ -313,16 +313,18 @@ void Committer::SyncAndPublish(std::vector<Written>& batch) {
     ++stats_.syncs;
     stats_.sync_ns += static_cast<uint64_t>(ns);
   }
+  // The tail learns what is durable before anything is published: the applier must be able to
+  // apply every published revision (a compaction at a just-published revision deletes records
+  // of its group, and must find them in LMDB or not at all, never see them applied afterwards).
   uint64_t durable = 0;
-  for (Written& w : batch) {
-    const util::Status st = w.error.ok() ? synced : w.error;
-    if (st.ok() && w.wrote) durable = w.seq;
-    Finish(w.group, st);
+  for (const Written& w : batch) {
+    if (w.error.ok() && synced.ok() && w.wrote) durable = w.seq;
   }
   if (durable != 0) {
     log_.tail->MarkDurable(durable);
     log_.applier->Notify();
   }
+  for (Written& w : batch) Finish(w.group, w.error.ok() ? synced : w.error);
 }
 
 void Committer::AddCommitTime(std::chrono::steady_clock::time_point t0, bool inline_group) {

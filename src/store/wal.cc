@@ -86,6 +86,17 @@ uint64_t NewSalt() {
   return salt;
 }
 
+// The offset of the first intact Begin or end record of `salt` at or after `from` (aligned),
+// else segment.size(); its sequence number goes to *seq.
+size_t FindIntact(std::string_view segment, size_t from, uint64_t salt, uint64_t* seq) {
+  for (size_t probe = from; probe < segment.size(); probe += wal::kGroupAlign) {
+    if (wal::BeginAt(segment, probe, salt, seq) || wal::EndAt(segment, probe, salt, seq)) {
+      return probe;
+    }
+  }
+  return segment.size();
+}
+
 const std::string& Zeros() {
   static const std::string zeros(kZeroChunk, '\0');
   return zeros;
@@ -204,19 +215,38 @@ util::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options, uint64_t 
         uint64_t seq = 0;
         const uint64_t next = scanned.groups.empty() ? 0 : scanned.groups.back().seq + 1;
         if (wal::EndAt(bytes, at, header.salt, &seq) && (next == 0 || seq == next)) break;
-        // Anything intact further on means the damage is in the middle of the log.
-        for (size_t probe = at + wal::kGroupAlign; probe < size; probe += wal::kGroupAlign) {
-          if (wal::BeginAt(bytes, probe, header.salt, &seq) ||
-              wal::EndAt(bytes, probe, header.salt, &seq)) {
-            wal->full_.push_back(seg);
-            return util::DataLoss("store: log segment " + path + " is corrupt in the middle: " +
-                                  why + ", but a later record (group " + std::to_string(seq) +
-                                  ") follows intact at offset " + std::to_string(probe));
+        // Anything intact further on means the damage is in the middle of the log, with one
+        // exception: the writer writes the next group while the previous one's fdatasync runs
+        // (Committer's pipeline), so a crash may persist that next group and not all of the
+        // one before it. Neither was acknowledged (the next one's fdatasync would have covered
+        // both): a damaged group followed by exactly one intact group, its successor, and
+        // nothing intact after that, is a torn tail of two groups.
+        size_t probe = FindIntact(bytes, at + wal::kGroupAlign, header.salt, &seq);
+        std::string second;
+        if (probe < size && !wal::EndAt(bytes, probe, header.salt, &seq)) {
+          wal::GroupView after;
+          std::string after_why;
+          uint64_t ignored = 0;
+          if (wal::ParseGroup(bytes, probe, header.salt, &after, &after_why) &&
+              (next == 0 || after.seq == next + 1) &&
+              FindIntact(bytes, probe + after.span, header.salt, &ignored) >= size) {
+            second = " (and the unacknowledged group " + std::to_string(after.seq) +
+                     " after it, at offset " + std::to_string(probe) + ")";
+            probe = size;
           }
+        }
+        if (probe < size) {
+          wal->full_.push_back(seg);
+          return util::DataLoss("store: log segment " + path + " is corrupt in the middle: " + why +
+                                ", but a later record (group " + std::to_string(seq) +
+                                ") follows intact at offset " + std::to_string(probe));
         }
         if (wal::BeginAt(bytes, at, header.salt, &seq)) {
           scanned.torn = "group " + std::to_string(seq) + " at offset " + std::to_string(at) +
-                         " of " + path + ": " + why;
+                         " of " + path + ": " + why + second;
+        } else if (!second.empty()) {
+          scanned.torn =
+              "the group at offset " + std::to_string(at) + " of " + path + ": " + why + second;
         }
         break;
       }

@@ -34,16 +34,20 @@
 // Recovery (Open) reads every segment marked in use, in each the intact groups from the front,
 // and checks:
 //   - within a segment, groups follow each other with consecutive sequence numbers, and once
-//     a group is not intact (torn, corrupt, never written) no intact group of this segment's
-//     salt follows within a group's reach: otherwise the damage is in the middle of the log
-//     (DataLoss);
+//     a group is not intact (torn, corrupt, never written) no intact record of this segment's
+//     salt follows (but for the one group below): otherwise the damage is in the middle of the
+//     log (DataLoss);
 //   - across segments (ordered by their first group), sequence numbers continue without a
 //     gap, and the log holds every group after the one LMDB last applied (DataLoss if not).
 // What follows the newest intact group is the torn tail of a group that was never
 // acknowledged (a group is acknowledged only after its fdatasync returned), the end record
 // of a clean shutdown (Close), or nothing.
 // Damage confined to the newest group cannot be told from a torn write: like etcd's WAL, the
-// log then ends before it. Assumes that a sector is written entirely or not at all.
+// log then ends before it. The writer writes a group while the previous one's fdatasync is
+// still running (Committer), so a crash may also leave the newest group intact after a torn
+// one: a damaged group followed by its successor and nothing intact after that ends the log
+// before both (neither was acknowledged). Assumes that a sector is written entirely or not at
+// all.
 //
 // Thread-safety: Append is called by one thread at a time (the store's writer); MarkApplied
 // from any thread; Start/Stop/stats from the owner. The preparer thread writes only spare and

@@ -233,6 +233,36 @@ TEST_F(WalTest, ALastGroupMissingAnySectorIsTorn) {
   }
 }
 
+// The writer writes group N+1 while group N's fdatasync runs: a crash may persist N+1 and
+// only part of N. Neither was acknowledged, so the log ends before both, whichever sector of N
+// is missing; a third group after them, or an end record, would make it corruption again.
+TEST_F(WalTest, ATornGroupFollowedOnlyByItsUnsyncedSuccessorEndsTheLog) {
+  Write(5, 3000);
+  const std::string path = SegmentHolding(5);
+  const auto groups = GroupsIn(path);
+  ASSERT_EQ(groups.size(), 5u);
+  const auto [offset, length] = groups[3];
+  const std::string original = Read(path);
+  for (size_t sector = 0; sector * 512 < length; ++sector) {
+    SCOPED_TRACE("sector " + std::to_string(sector));
+    const std::string zeros(512, '\0');
+    if (original.substr(offset + sector * 512, 512) == zeros) continue;  // nothing torn
+    WriteAt(path, offset + sector * 512, zeros);
+    Wal::Recovered recovered;
+    auto wal = Open(0, &recovered);
+    ASSERT_TRUE(wal.ok()) << wal.status().ToString();
+    ExpectGroups(recovered, 1, 3, 3000);
+    EXPECT_NE(recovered.torn_tail.find("group 5"), std::string::npos) << recovered.torn_tail;
+    WriteAt(path, 0, original);
+  }
+  // The same damage to group 3 of 5 leaves two intact groups after it: DataLoss.
+  const auto [offset3, length3] = groups[2];
+  WriteAt(path, offset3 + length3 / 2,
+          std::string(1, static_cast<char>(original[offset3 + length3 / 2] ^ 1)));
+  Wal::Recovered recovered;
+  EXPECT_EQ(Open(0, &recovered).status().code(), util::Code::kDataLoss);
+}
+
 // Damage to a group that other groups follow is corruption in the middle of the log: Open
 // reports it, whichever byte of the group it hits.
 TEST_F(WalTest, ACorruptGroupInTheMiddleIsDataLoss) {
@@ -278,6 +308,14 @@ TEST_F(WalTest, AfterACleanCloseTheLastGroupIsNoLongerATornWrite) {
   auto wal = Open(0, &recovered);
   ASSERT_FALSE(wal.ok());
   EXPECT_EQ(wal.status().code(), util::Code::kDataLoss) << wal.status().ToString();
+  // So is damage to the group before it: the end record follows the last group.
+  WriteAt(path, 0, bytes);
+  const auto [offset4, length4] = GroupsIn(path)[3];
+  WriteAt(path, offset4 + length4 / 2,
+          std::string(1, static_cast<char>(bytes[offset4 + length4 / 2] ^ 1)));
+  auto again = Open(0, &recovered);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), util::Code::kDataLoss) << again.status().ToString();
 }
 
 // The last group of a segment that later segments follow: the gap in sequence numbers shows.
