@@ -490,6 +490,7 @@ util::Status Wal::SwitchSegment(size_t need) {
       number = next_number_++;
       size = std::max(options_.segment_bytes, wal::kSegmentHeaderBytes + need);
     }
+    wake_ = true;
   }
   cv_.notify_all();
   if (!next) {
@@ -580,6 +581,7 @@ util::Status Wal::WriteLocked(wal::GroupEncoder* group, int* sync_fd) {
     ++stats_.groups;
     stats_.bytes += bytes.size();
     if (ask_fill) preparer_idle_ = false;
+    if (ask_fill) wake_ = true;
   }
   if (ask_fill) cv_.notify_all();
   return util::Status::Ok();
@@ -596,6 +598,7 @@ void Wal::MarkApplied(uint64_t seq) {
       full_.pop_front();
       moved = true;
       preparer_idle_ = false;
+      wake_ = true;
     }
   }
   if (moved) cv_.notify_all();
@@ -638,7 +641,11 @@ void Wal::PreparerLoop() {
   bool failed = false;  // a preparation failed (e.g. a full disk): leave it to the writer
   // When the preparer began waiting for an obsolete segment (min(): not waiting).
   auto waiting_since = std::chrono::steady_clock::time_point::min();
+  // Every wait ends on wake_ (or stopping_), which the loop clears before it looks at the state
+  // again: a signal given while the lock is released (FillStep, Recycle, Create) is not lost.
+  auto woken = [&] { return wake_ || stopping_; };
   while (!stopping_) {
+    wake_ = false;
     lock.unlock();
     const bool filled = FillStep();
     lock.lock();
@@ -653,7 +660,7 @@ void Wal::PreparerLoop() {
         // it rather than allocate a new file.
         if (waiting_since == std::chrono::steady_clock::time_point::min()) waiting_since = now;
         if (now - waiting_since < kWaitForObsolete) {
-          cv_.wait_until(lock, waiting_since + kWaitForObsolete);
+          cv_.wait_until(lock, waiting_since + kWaitForObsolete, woken);
           continue;
         }
       }
@@ -702,7 +709,7 @@ void Wal::PreparerLoop() {
       preparer_idle_ = true;
       cv_.notify_all();  // WaitForPreparerForTest
     }
-    cv_.wait(lock);
+    cv_.wait(lock, woken);
     failed = false;
   }
   preparer_idle_ = true;

@@ -207,6 +207,7 @@ class Wal {
   uint64_t next_number_ = 1;      // guarded by mu_
   bool running_ = false;          // guarded by mu_: Start succeeded
   bool preparer_idle_ = false;    // guarded by mu_: the preparer sleeps with nothing to do
+  bool wake_ = false;             // guarded by mu_: work for the preparer since it last looked
   bool stopping_ = false;         // guarded by mu_
   Stats stats_;                   // guarded by mu_
   std::thread preparer_;
