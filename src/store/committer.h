@@ -10,11 +10,11 @@
 // and delivered to watchers only once it is on disk. How the group becomes durable depends on
 // the mode:
 //
-// Log mode (a Wal is given; the default): the group is written to the write-ahead log, whose
-// fdatasync is the only barrier before the acknowledgement. The group also goes to the log
-// tail at once (the next group's evaluation finds its records there; the Applier writes it
-// into LMDB later, off every writer's path, once the tail marks it durable). The writer works
-// as a two-stage pipeline: the committer thread evaluates and writes group N+1 while a syncer
+// Log mode (a Wal is given; EmbeddedStoreOptions::write_ahead_log): the group is written to the
+// write-ahead log, whose fdatasync is the only barrier before the acknowledgement. The group also
+// goes to the log tail at once (the next group's evaluation finds its records there; the Applier
+// writes it into LMDB later, off every writer's path, once the tail marks it durable). The writer
+// works as a two-stage pipeline: the committer thread evaluates and writes group N+1 while a syncer
 // thread waits for the fdatasync covering group N and then publishes it. The committer hands
 // a group to the syncer only when more work is queued (something to overlap); otherwise it
 // syncs and publishes the group itself. Every group, even one that wrote nothing (its results

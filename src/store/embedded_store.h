@@ -83,8 +83,9 @@ struct EmbeddedStoreOptions {
   // commit (two barriers; under load the second is shared with the next group). A store's
   // log is replayed at open either way.
   bool write_ahead_log = false;
-  size_t log_segment_bytes = size_t{64} << 20;         // the log's largest segment
-  size_t log_first_segment_bytes = size_t{256} << 10;  // a new log's first (then doubling)
+  // The log's segments (each fallocate()d to this size; two exist at least: the current one
+  // and a spare).
+  size_t log_segment_bytes = size_t{64} << 20;
   // Log mode: the writer waits while this much is logged but not yet applied to LMDB.
   size_t max_log_tail_bytes = size_t{64} << 20;
   // Tests only: never apply the log to LMDB, as if the process died between every group's log
