@@ -70,12 +70,23 @@ int64_t EventRecorder::dropped() const {
 }
 
 std::string EventRecorder::AggregationKey(const Pending& p) const {
-  // client-go's getEventKey: source, involved object, type, reason, message.
+  // client-go's getEventKey: source, involved object, type, reason, message. The source is the
+  // same for every event of one recorder, so the key leaves it out (the cache holds up to
+  // cache_size keys per recorder; the simulated kubelet has a recorder per node).
   std::string k;
-  for (const std::string* part :
-       {&options_.source.component, &options_.source.host, &p.involved.kind, &p.involved.ns,
-        &p.involved.name, &p.involved.uid, &p.involved.api_version, &p.involved.field_path, &p.type,
-        &p.reason, &p.message}) {
+  size_t size = 0;
+  const std::string* parts[] = {&p.involved.kind,
+                                &p.involved.ns,
+                                &p.involved.name,
+                                &p.involved.uid,
+                                &p.involved.api_version,
+                                &p.involved.field_path,
+                                &p.type,
+                                &p.reason,
+                                &p.message};
+  for (const std::string* part : parts) size += part->size() + 1;
+  k.reserve(size);
+  for (const std::string* part : parts) {
     k += *part;
     k += '\x1f';  // a separator no field contains
   }
@@ -112,15 +123,25 @@ api::Object EventRecorder::NewEvent(const Pending& p, const std::string& timesta
 void EventRecorder::Remember(const std::string& key, Written w) {
   auto it = written_.find(key);
   if (it != written_.end()) {
-    lru_.erase(it->second.second);
-    written_.erase(it);
+    it->second.written = std::move(w);
+    lru_.splice(lru_.begin(), lru_, it->second.lru);
+    return;
   }
-  lru_.push_front(key);
-  written_.emplace(key, std::make_pair(std::move(w), lru_.begin()));
+  it = written_.emplace(key, Remembered{std::move(w), {}}).first;
+  lru_.push_front(&it->first);
+  it->second.lru = lru_.begin();
   while (written_.size() > options_.cache_size) {
-    written_.erase(lru_.back());
+    auto oldest = written_.find(*lru_.back());
     lru_.pop_back();
+    written_.erase(oldest);
   }
+}
+
+void EventRecorder::Forget(const std::string& key) {
+  auto it = written_.find(key);
+  if (it == written_.end()) return;
+  lru_.erase(it->second.lru);
+  written_.erase(it);
 }
 
 void EventRecorder::Write(const Pending& p, std::stop_token stop) {
@@ -133,7 +154,7 @@ void EventRecorder::Write(const Pending& p, std::stop_token stop) {
     auto it = written_.find(key);
     if (it != written_.end()) {
       // Seen before: count it on the existing Event.
-      w = it->second.first;
+      w = it->second.written;
       w.count += 1;
       api::Object target;
       target.SetGvk({"", "v1", "Event"});
@@ -143,8 +164,7 @@ void EventRecorder::Write(const Pending& p, std::stop_token stop) {
       written = options_.sink->Patch(target, json::serialize(patch));
       if (!written.ok() && IsNotFound(written.status())) {
         // The Event expired (events have a TTL) or was deleted: start a new one.
-        written_.erase(key);
-        lru_.remove(key);
+        Forget(key);
         --attempt;  // not a failed try
         continue;
       }

@@ -129,6 +129,7 @@ class EventRecorder {
   std::string AggregationKey(const Pending& p) const;
   api::Object NewEvent(const Pending& p, const std::string& timestamp) const;
   void Remember(const std::string& key, Written w);
+  void Forget(const std::string& key);
 
   const EventRecorderOptions options_;
   util::Clock* const clock_;
@@ -138,9 +139,15 @@ class EventRecorder {
   std::deque<Pending> queue_;  // guarded by mu_
   int64_t dropped_ = 0;        // guarded by mu_
 
-  // Used by the writing thread only (Run or Flush, never both at once).
-  std::list<std::string> lru_;  // most recent first
-  std::unordered_map<std::string, std::pair<Written, std::list<std::string>::iterator>> written_;
+  struct Remembered {
+    Written written;
+    std::list<const std::string*>::iterator lru;  // this entry's place in lru_
+  };
+
+  // Used by the writing thread only (Run or Flush, never both at once). Each aggregation key is
+  // held once, by written_ (whose keys do not move); lru_ points at them, most recent first.
+  std::list<const std::string*> lru_;
+  std::unordered_map<std::string, Remembered> written_;
 };
 
 }  // namespace converge::client

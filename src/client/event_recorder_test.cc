@@ -118,6 +118,32 @@ TEST(EventRecorderTest, APatchOfAVanishedEventCreatesAnewOne) {
   EXPECT_EQ(sink.calls.size(), 3u);  // create, patch (NotFound), create
 }
 
+// The aggregation cache keeps the cache_size most recently written keys: a repeat of an evicted
+// event is created anew; a repeat of a kept one (refreshed by its last write) is patched.
+TEST(EventRecorderTest, TheAggregationCacheForgetsTheLeastRecentlyWritten) {
+  util::FakeClock clock;
+  FakeSink sink;
+  EventRecorder rec({.source = {"rs"}, .sink = &sink, .clock = &clock, .cache_size = 2});
+  auto record = [&](const char* message) {
+    rec.Event(Pod(), kEventTypeNormal, "Scaled", message);
+    rec.Flush();
+    clock.Step(std::chrono::seconds(1));
+  };
+  record("a");  // create; cache: a
+  record("b");  // create; cache: b a
+  record("a");  // patch;  cache: a b
+  record("c");  // create; cache: c a (b evicted)
+  record("b");  // create; cache: b c (a evicted)
+  record("c");  // patch;  cache: c b
+  record("a");  // create
+  ASSERT_EQ(sink.calls.size(), 7u);
+  const char* want[] = {"create", "create", "patch", "create", "create", "patch", "create"};
+  for (size_t i = 0; i < 7; ++i) {
+    EXPECT_EQ(sink.calls[i].substr(0, sink.calls[i].find(' ')), want[i]) << "call " << i;
+  }
+  EXPECT_EQ(sink.events.size(), 5u);
+}
+
 TEST(EventRecorderTest, RetriesTransientFailuresOnTheClock) {
   util::FakeClock clock;
   FakeSink sink;
