@@ -4,6 +4,9 @@
 #include <charconv>
 #include <cstdint>
 #include <mutex>
+#include <optional>
+
+#include "apiserver/stored_json.h"
 
 namespace converge::apiserver {
 
@@ -219,6 +222,12 @@ util::StatusOr<CachedObjectPtr> CachedObject::FromKeyValue(const api::ResourceIn
   if (!obj.ok()) {
     return util::DataLoss("stored object at " + kv.key +
                           " is not valid JSON: " + obj.status().message());
+  }
+  // The stored bytes are what EncodeObject wrote: the revision is spliced into them instead of
+  // serializing the parsed object again (the parse is for labels and field values).
+  if (std::optional<EncodedObject> slot = FindResourceVersionSlot(kv.value)) {
+    slot->json = kv.value;
+    return FromEncoded(info, kv.key, *obj, *slot, kv.mod_revision);
   }
   return FromObject(info, kv.key, std::move(*obj), kv.mod_revision);
 }

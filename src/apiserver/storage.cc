@@ -329,6 +329,7 @@ ApiOr<ListResult> ResourceStorage::ListFromCache(const ListOptions& options,
     std::string next = out.items.back()->storage_key.substr(prefix.size());
     next.push_back('\0');
     out.continue_token = EncodeContinue(out.revision, next);
+    out.remaining_item_count = r.remaining;
   }
   return out;
 }
@@ -342,12 +343,22 @@ ApiOr<ListResult> ResourceStorage::ListFromStore(const ListOptions& options,
   std::string from = std::max(prefix, start_key);
   const std::string end = store::PrefixEnd(prefix);
   const size_t limit = options.limit > 0 ? static_cast<size_t>(options.limit) : 0;
+  // Without a selector every key of the range is an item: one page is exactly `limit` keys of the
+  // store. With one, some keys may not match: ask for more and go on from where a batch ended.
+  const WatchFilter& f = options.filter;
+  const bool selective = !f.name.empty() || !f.labels.Empty() || !f.fields.Empty();
+  auto continue_after_last = [&] {
+    std::string base = StoragePrefix(*info_, "");
+    std::string next = out.items.back()->storage_key.substr(base.size());
+    next.push_back('\0');
+    out.continue_token = EncodeContinue(revision, next);
+  };
   while (true) {
     store::RangeRequest req;
     req.key = from;
     req.range_end = end;
     req.revision = revision;
-    req.limit = limit > 0 ? std::max<int64_t>(options.limit * 2, 64) : 0;
+    if (limit > 0) req.limit = selective ? std::max<int64_t>(options.limit * 2, 64) : options.limit;
     auto resp = Timed(store_latency_.list, [&] { return kv_->Range(req); });
     if (!resp.ok()) {
       if (store::IsCompacted(resp.status())) {
@@ -365,15 +376,20 @@ ApiOr<ListResult> ResourceStorage::ListFromStore(const ListOptions& options,
       if (!obj.ok()) return InternalError(obj.status().message());
       if (!options.filter.Matches(*info_, **obj)) continue;
       if (limit > 0 && out.items.size() == limit) {
-        std::string base = StoragePrefix(*info_, "");
-        std::string next = out.items.back()->storage_key.substr(base.size());
-        next.push_back('\0');
-        out.continue_token = EncodeContinue(revision, next);
+        continue_after_last();
         return out;
       }
       out.items.push_back(std::move(*obj));
     }
     if (!resp->more) return out;
+    // The page is full and the store has more keys: upstream gives a continue token then too,
+    // whether or not any of the rest matches a selector — and, without a selector, the number
+    // of the rest (one batch was the whole page).
+    if (limit > 0 && out.items.size() == limit) {
+      continue_after_last();
+      if (!selective) out.remaining_item_count = resp->count - static_cast<int64_t>(limit);
+      return out;
+    }
     from = resp->kvs.back()->key;
     from.push_back('\0');
   }

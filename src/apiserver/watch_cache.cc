@@ -134,13 +134,21 @@ WatchCache::ListResult WatchCache::List(const WatchFilter& filter, std::string_v
     }
   }
   auto it = objects_.lower_bound(std::max<std::string_view>(prefix, start_key));
-  for (; it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
+  auto in_prefix = [&] {
+    return it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+  };
+  for (; in_prefix(); ++it) {
     if (!filter.Matches(*info_, *it->second)) continue;
     if (limit > 0 && result.items.size() == limit) {
       if (more) *more = true;
       break;
     }
     result.items.push_back(it->second);
+  }
+  if (in_prefix() && filter.name.empty() && filter.labels.Empty() && filter.fields.Empty()) {
+    int64_t remaining = 0;
+    for (; in_prefix(); ++it) ++remaining;
+    result.remaining = remaining;
   }
   return result;
 }

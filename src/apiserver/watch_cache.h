@@ -149,6 +149,9 @@ class WatchCache {
   struct ListResult {
     std::vector<CachedObjectPtr> items;  // in storage-key order
     store::Revision revision = 0;
+    // When more matched beyond the limit and the filter selects by namespace alone: how many
+    // (upstream's remainingItemCount, which it gives only for lists without a selector).
+    std::optional<int64_t> remaining;
   };
   // Objects matching `filter` whose storage key is >= start_key (for pagination), at most
   // `limit` (0 = all); `more` tells whether more matched beyond the limit.
