@@ -165,10 +165,46 @@ util::StatusOr<api::ObjectPtr> CachedObject::Decoded() const {
 std::string CachedObject::FieldValue(const api::ResourceInfo& info, std::string_view field) const {
   if (field == "metadata.name") return key.name;
   if (field == "metadata.namespace") return key.ns;
-  for (size_t i = 0; i < info.selectable_fields.size() && i < field_values.size(); ++i) {
-    if (info.selectable_fields[i] == field) return field_values[i];
+  for (size_t i = 0; i < info.selectable_fields.size(); ++i) {
+    if (info.selectable_fields[i] == field) return std::string(UnpackFieldValue(field_values, i));
   }
   return "";
+}
+
+std::string PackFieldValues(const api::ResourceInfo& info, const json::object& doc) {
+  // Built in a per-thread scratch, then copied once at its exact size.
+  thread_local std::string scratch;
+  scratch.clear();
+  for (const std::string& f : info.selectable_fields) {
+    std::string value = api::FieldValue(doc, f);
+    size_t n = value.size();
+    while (n >= 0x80) {
+      scratch.push_back(static_cast<char>((n & 0x7f) | 0x80));
+      n >>= 7;
+    }
+    scratch.push_back(static_cast<char>(n));
+    scratch.append(value);
+  }
+  std::string packed(scratch);
+  if (scratch.capacity() > (1u << 16)) std::string().swap(scratch);
+  return packed;
+}
+
+std::string_view UnpackFieldValue(std::string_view packed, size_t index) {
+  size_t at = 0;
+  for (size_t i = 0; at < packed.size(); ++i) {
+    size_t n = 0;
+    for (int shift = 0;; shift += 7) {
+      if (at >= packed.size()) return {};
+      auto byte = static_cast<unsigned char>(packed[at++]);
+      n |= static_cast<size_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) break;
+    }
+    if (n > packed.size() - at) return {};
+    if (i == index) return packed.substr(at, n);
+    at += n;
+  }
+  return {};
 }
 
 CachedObjectPtr CachedObject::WithRevision(store::Revision rev) const {
@@ -199,10 +235,7 @@ CachedObjectPtr CachedObject::FromEncoded(const api::ResourceInfo& info, std::st
   c->storage_key = std::move(storage_key);
   c->revision = revision;
   if (const json::object* l = obj.labels()) c->labels = *l;
-  c->field_values.reserve(info.selectable_fields.size());
-  for (const std::string& f : info.selectable_fields) {
-    c->field_values.push_back(api::FieldValue(obj.doc(), f));
-  }
+  c->field_values = PackFieldValues(info, obj.doc());
   std::string text = encoded.WithResourceVersion(revision);
   char buf[24];
   c->rv_value_at = encoded.ResourceVersionValueOffset();
@@ -239,10 +272,7 @@ PendingWrite::PendingWrite(std::shared_ptr<const api::ResourceInfo> info, std::s
                            const api::Object& obj, EncodedObject encoded)
     : storage_key_(std::move(storage_key)), encoded_(std::move(encoded)), info_(std::move(info)) {
   if (const json::object* l = obj.labels()) labels_ = *l;
-  field_values_.reserve(info_->selectable_fields.size());
-  for (const std::string& f : info_->selectable_fields) {
-    field_values_.push_back(api::FieldValue(obj.doc(), f));
-  }
+  field_values_ = PackFieldValues(*info_, obj.doc());
 }
 
 CachedObjectPtr PendingWrite::Entry(store::Revision revision) {

@@ -55,8 +55,10 @@ struct CachedObject {
   store::Revision revision = 0;             // metadata.resourceVersion
   std::shared_ptr<const std::string> json;  // the full object, resourceVersion set
   boost::json::object labels;
-  // Values of the resource's selectable fields (ResourceInfo::selectable_fields), same order.
-  std::vector<std::string> field_values;
+  // Values of the resource's selectable fields (ResourceInfo::selectable_fields), same order,
+  // packed into one string (PackFieldValues): an Event has eleven, and every cached version of
+  // every object carries them.
+  std::string field_values;
   // Where the resourceVersion's digits are in `json` (WithRevision rewrites them).
   size_t rv_value_at = 0;
   size_t rv_value_len = 0;
@@ -120,10 +122,17 @@ class PendingWrite {
   const EncodedObject encoded_;
   const std::shared_ptr<const api::ResourceInfo> info_;
   std::mutex mu_;
-  boost::json::object labels_;             // guarded by mu_; moved into the first entry
-  std::vector<std::string> field_values_;  // guarded by mu_; moved into the first entry
-  CachedObjectPtr entry_;                  // guarded by mu_
+  boost::json::object labels_;  // guarded by mu_; moved into the first entry
+  std::string field_values_;    // guarded by mu_; moved into the first entry
+  CachedObjectPtr entry_;       // guarded by mu_
 };
+
+// The values of `info`'s selectable fields in `doc` (api::FieldValue), packed for
+// CachedObject::field_values: each as its length (LEB128) then its bytes, in one string of exactly
+// that size.
+std::string PackFieldValues(const api::ResourceInfo& info, const boost::json::object& doc);
+// The `index`th value packed by PackFieldValues ("" past the end).
+std::string_view UnpackFieldValue(std::string_view packed, size_t index);
 
 // Storage key helpers: "/registry/pods/default/web".
 std::string StorageKey(const api::ResourceInfo& info, std::string_view ns, std::string_view name);

@@ -13,6 +13,16 @@ namespace {
 
 namespace json = boost::json;
 
+const api::ResourceInfo& Events() {
+  static const api::ResourceInfo info = [] {
+    for (const api::ResourceInfo& r : api::BuiltinResources()) {
+      if (r.gvr.group.empty() && r.gvr.resource == "events") return r;
+    }
+    return api::ResourceInfo{};
+  }();
+  return info;
+}
+
 const api::ResourceInfo& Pods() {
   static const api::ResourceInfo info = [] {
     for (const api::ResourceInfo& r : api::BuiltinResources()) {
@@ -166,6 +176,56 @@ TEST(CachedObjectTest, ConcurrentDecodedCallsAgreeOnOneObject) {
     ASSERT_NE(got[i], nullptr);
     EXPECT_EQ(got[i].get(), got[0].get());  // all held at once: one published object
   }
+}
+
+// Every selectable field of an Event (eleven) reads back as api::FieldValue computes it from the
+// object: empty, absent, short and long values (lengths past one LEB128 byte), and escapes.
+TEST(CachedObjectTest, SelectableFieldValuesReadBackFromThePackedForm) {
+  const std::string long_name(300, 'n');
+  json::object doc = Doc(R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"e1",)"
+                         R"("namespace":"default"},"involvedObject":{"kind":"Pod","namespace":)"
+                         R"("default","uid":"8f14e45f-ceea-467a-a866-051f2b6b3c41",)"
+                         R"("apiVersion":"v1","fieldPath":""},"reason":"Pulled\u0000x",)"
+                         R"("source":{"component":"kubelet"},"type":"Normal"})");
+  doc["involvedObject"].as_object()["name"] = long_name;
+  const api::ResourceInfo& info = Events();
+  ASSERT_EQ(info.selectable_fields.size(), 11u);
+  CachedObjectPtr c =
+      CachedObject::FromObject(info, "/registry/events/default/e1", api::Object(doc), 7);
+  for (const std::string& f : info.selectable_fields) {
+    SCOPED_TRACE(f);
+    EXPECT_EQ(c->FieldValue(info, f), api::FieldValue(doc, f));
+  }
+  EXPECT_EQ(c->FieldValue(info, "involvedObject.name"), long_name);
+  EXPECT_EQ(c->FieldValue(info, "reason"), std::string("Pulled\0x", 8));
+  EXPECT_EQ(c->FieldValue(info, "metadata.name"), "e1");
+  EXPECT_EQ(c->FieldValue(info, "no.such.field"), "");
+  // The revision-rewritten copy (a DELETED event) keeps them.
+  EXPECT_EQ(c->WithRevision(9)->FieldValue(info, "involvedObject.name"), long_name);
+}
+
+TEST(CachedObjectTest, UnpackFieldValuePastTheEndOrTruncatedIsEmpty) {
+  EXPECT_EQ(UnpackFieldValue("", 0), "");
+  EXPECT_EQ(UnpackFieldValue(std::string("\x01"
+                                         "a"
+                                         "\x02"
+                                         "bc",
+                                         5),
+                             1),
+            "bc");
+  EXPECT_EQ(UnpackFieldValue(std::string("\x01"
+                                         "a"
+                                         "\x02"
+                                         "bc",
+                                         5),
+                             2),
+            "");
+  EXPECT_EQ(UnpackFieldValue(std::string("\x05"
+                                         "ab",
+                                         3),
+                             0),
+            "");                                               // length past the end
+  EXPECT_EQ(UnpackFieldValue(std::string("\x80", 1), 0), "");  // length cut short
 }
 
 }  // namespace
