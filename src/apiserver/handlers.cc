@@ -132,9 +132,10 @@ Response APIServer::HandleResource(Request& req, const RequestInfo& ri) {
     return ErrorResponse(
         MethodNotAllowed("the server does not allow this method on the requested resource"));
   }
-  // Admission warnings reach the client whether the write succeeded or not (upstream too).
-  AddWarnings(resp, ctx.admission_warnings);
-  return resp;
+  // Admission warnings reach the client whether the write succeeded or not (upstream too). A
+  // pending create uses `info` and `storage` until it is answered: the continuation holds them.
+  return Then(std::move(resp), [info, storage, warnings = std::move(ctx.admission_warnings)](
+                                   Response& r) { AddWarnings(r, warnings); });
 }
 
 }  // namespace converge::apiserver

@@ -120,11 +120,30 @@ Response APIServer::HandleCreate(RequestContext& ctx) {
     return ErrorResponse(BadRequest(
         "the namespace of the provided object does not match the namespace sent on the request"));
   }
-  auto created = ctx.storage.Create(ctx.ns, std::move(*obj), *wctx);
-  if (!created.ok()) return ErrorResponse(created.error());
-  Response resp = ObjectResponse(201, ctx.req, ctx.info, **created);
-  AddWarnings(resp, warnings);
-  return resp;
+  auto prepared = ctx.storage.PrepareCreate(ctx.ns, std::move(*obj), *wctx);
+  if (!prepared.ok()) return ErrorResponse(prepared.error());
+  // Sent once the object is stored. ctx.req and ctx.info outlive a pending response (the
+  // transport holds the request; HandleResource's continuation holds the info and the storage).
+  auto answer = [&req = ctx.req, &info = ctx.info,
+                 warnings = std::move(warnings)](const ApiOr<CachedObjectPtr>& created) {
+    if (!created.ok()) return ErrorResponse(created.error());
+    Response resp = ObjectResponse(201, req, info, **created);
+    AddWarnings(resp, warnings);
+    return resp;
+  };
+  if (wctx->dry_run) return answer(ctx.storage.DryRunCreated(*prepared));
+  if (!ctx.req.resume) return answer(ctx.storage.CommitCreate(std::move(*prepared)));
+  // The transport can resume the request: answer once the commit is durable, without holding
+  // this thread meanwhile.
+  Response pending;
+  pending.pending = [storage = &ctx.storage, prepared = std::move(*prepared),
+                     resume = ctx.req.resume,
+                     answer = std::move(answer)](std::function<void(Response)> done) mutable {
+    storage->CommitCreateAsync(std::move(prepared), std::move(resume),
+                               [answer = std::move(answer), done = std::move(done)](
+                                   ApiOr<CachedObjectPtr> created) { done(answer(created)); });
+  };
+  return pending;
 }
 
 Response APIServer::HandleUpdate(RequestContext& ctx) {

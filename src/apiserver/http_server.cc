@@ -10,6 +10,8 @@
 #include <array>
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -128,8 +130,8 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const uns
 }
 
 // One request on its way through admission and a worker. Lives until both the serving coroutine
-// and the worker are done with it; `result` and `abandoned` are touched only on the connection's
-// strand.
+// and the worker (or the pending response's continuation) are done with it; `result` and
+// `abandoned` are touched only on the connection's strand.
 struct Call {
   Call(asio::any_io_executor ex, Request r) : executor(ex), timer(ex), req(std::move(r)) {}
   asio::any_io_executor executor;
@@ -170,6 +172,25 @@ struct HttpServer::Impl {
   std::atomic<bool> stopped{false};
 
   std::optional<FlowControl> flow_control;
+
+  // Requests given to the handler and not yet answered, pending commits included: Stop waits for
+  // them while the I/O threads still run, because a pending response finishes on those threads
+  // and uses the handler's objects until it does.
+  std::mutex handlers_mu;
+  std::condition_variable handlers_done;
+  int handlers_running = 0;  // guarded by handlers_mu
+
+  // False once Stop began: the request is then not handed to the handler.
+  bool BeginHandler() {
+    std::lock_guard lock(handlers_mu);
+    if (stopped) return false;
+    ++handlers_running;
+    return true;
+  }
+  void EndHandler() {
+    std::lock_guard lock(handlers_mu);
+    if (--handlers_running == 0) handlers_done.notify_all();
+  }
 
   asio::awaitable<void> Accept();
   // Admission, the handler on a worker and the request timeout (see the class comment).
@@ -301,17 +322,35 @@ asio::awaitable<Response> HttpServer::Impl::Serve(Request req) {
   else
     call->timer.expires_at(asio::steady_timer::time_point::max());
   FlowControl* fc = flow_control ? &*flow_control : nullptr;
+  if (!BeginHandler()) {
+    if (ticket != 0) fc->Finish(ticket);
+    co_return ErrorResponse(ServiceUnavailable("the server is shutting down"));
+  }
+  // A pending response continues on this connection's strand (the store's thread hands it over).
+  call->req.resume = [ex = call->executor](std::function<void()> continuation) {
+    asio::post(ex, std::move(continuation));
+  };
   asio::post(workers, [this, call, ticket, fc] {
     Response r = options.handler(call->req);
-    if (fc && ticket != 0) fc->Finish(ticket);
-    asio::post(call->executor, [call, r = std::move(r)]() mutable {
-      if (call->abandoned) {
-        if (r.stream) r.stream->Close();
-        return;
-      }
-      call->result = std::move(r);
-      call->timer.cancel();
-    });
+    // Runs once the response is final: on this worker, or on the strand for a pending one.
+    auto finish = [this, call, ticket, fc](Response r) {
+      if (fc && ticket != 0) fc->Finish(ticket);
+      asio::dispatch(call->executor, [call, r = std::move(r)]() mutable {
+        if (call->abandoned) {
+          if (r.stream) r.stream->Close();
+          return;
+        }
+        call->result = std::move(r);
+        call->timer.cancel();
+      });
+      EndHandler();
+    };
+    if (r.pending) {
+      auto pending = std::move(r.pending);
+      pending(std::move(finish));
+    } else {
+      finish(std::move(r));
+    }
   });
   while (!call->result) {
     co_await call->timer.async_wait(asio::redirect_error(use_awaitable, ec));
@@ -507,11 +546,18 @@ util::Status HttpServer::Start() {
 }
 
 void HttpServer::Stop() {
-  if (impl_->stopped.exchange(true)) return;
+  {
+    std::lock_guard lock(impl_->handlers_mu);
+    if (impl_->stopped.exchange(true)) return;
+  }
   asio::post(impl_->ioc, [this] {
     beast::error_code ec;
     if (impl_->acceptor) impl_->acceptor->close(ec);
   });
+  {
+    std::unique_lock lock(impl_->handlers_mu);
+    impl_->handlers_done.wait(lock, [this] { return impl_->handlers_running == 0; });
+  }
   impl_->ioc.stop();
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();

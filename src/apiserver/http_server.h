@@ -2,9 +2,11 @@
 // into a transport-independent Request for the handler and streaming Responses (watch, logs)
 // with chunked encoding.
 //
-// Threads: `io_threads` run the sockets; handlers, which may block on a store commit, run on a
-// separate pool of `worker_threads` so that an fsync never stalls I/O. Streams are drained on
-// the I/O threads; a stream that has nothing to send costs no thread.
+// Threads: `io_threads` run the sockets; handlers run on a separate pool of `worker_threads`, so
+// that nothing a handler waits for stalls I/O. A create does not hold its worker while the store
+// commits: the handler returns a pending Response (request.h), the commit's acknowledgement hands
+// the rest of the request to the connection's I/O thread, and that thread answers. Streams are
+// drained on the I/O threads; a stream that has nothing to send costs no thread.
 //
 // Over TLS, ALPN offers "h2" and "http/1.1": an HTTP/2 connection (http2_session.h) multiplexes
 // streams that are served exactly like HTTP/1.1 requests.
@@ -60,7 +62,8 @@ class HttpServer {
 
   // Binds and starts serving. Fails if the address cannot be bound.
   util::Status Start();
-  // Stops accepting, ends every connection and joins the threads.
+  // Stops accepting, waits for the requests being handled (pending commits included; later
+  // requests get 503), ends every connection and joins the threads.
   void Stop();
   uint16_t port() const;
 

@@ -12,6 +12,8 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 namespace converge::apiserver {
 namespace {
@@ -139,6 +141,118 @@ TEST(HttpServerTest, QueuedRequestRunsWhenTheSeatFrees) {
   EXPECT_EQ(held.get().status, 200);
   EXPECT_EQ(queued.get().status, 200);
   server.Stop();
+}
+
+TEST(ThenTest, FinishesACompleteResponseAtOnceAndAPendingOneWhenItIsAnswered) {
+  Response complete = Then(Response{.status = 201}, [](Response& r) { r.body = "finished"; });
+  EXPECT_EQ(complete.body, "finished");
+
+  std::function<void(Response)> answer;
+  Response pending;
+  pending.pending = [&answer](std::function<void(Response)> done) { answer = std::move(done); };
+  pending = Then(std::move(pending), [](Response& r) { r.body += " inner"; });
+  pending = Then(std::move(pending), [](Response& r) { r.body += " outer"; });
+  ASSERT_TRUE(pending.pending);
+  std::optional<Response> final_response;
+  pending.pending([&](Response r) { final_response = std::move(r); });
+  ASSERT_TRUE(answer);
+  EXPECT_FALSE(final_response);
+  answer(Response{.status = 201, .body = "stored"});
+  ASSERT_TRUE(final_response);
+  EXPECT_EQ(final_response->status, 201);
+  EXPECT_EQ(final_response->body, "stored inner outer");
+}
+
+// Answers /pending with a pending response the test completes (as a create waiting for its
+// commit), everything else at once.
+class PendingHandler {
+ public:
+  Response Handle(Request& req) {
+    if (req.path != "/pending") return Response{.status = 200, .body = "{}"};
+    Response r;
+    r.pending = [this, resume = req.resume](std::function<void(Response)> done) {
+      std::lock_guard lock(mu_);
+      held_.push_back({resume, std::move(done)});
+      cv_.notify_all();
+    };
+    return r;
+  }
+  void WaitHeld(size_t n) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return held_.size() >= n; });
+  }
+  // Answers every held request through its transport's `resume`, as the store's callback does.
+  void AnswerAll() {
+    std::lock_guard lock(mu_);
+    for (auto& [resume, done] : held_) {
+      resume([done = std::move(done)] { done(Response{.status = 201, .body = "stored"}); });
+    }
+    held_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<std::function<void(std::function<void()>)>, std::function<void(Response)>>>
+      held_;  // guarded by mu_
+};
+
+// A request whose response is pending holds no worker: with more of them than workers, other
+// requests are still served, and each pending one is answered once completed.
+TEST(HttpServerTest, PendingResponsesHoldNoWorker) {
+  PendingHandler handler;
+  HttpServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.worker_threads = 1;  // plus the few unseated workers: fewer than the pending requests
+  o.handler = [&handler](Request& req) { return handler.Handle(req); };
+  HttpServer server(o);
+  ASSERT_TRUE(server.Start().ok());
+  constexpr size_t kPending = 12;
+  std::vector<std::future<Reply>> pending;
+  for (size_t i = 0; i < kPending; ++i) {
+    pending.push_back(
+        std::async(std::launch::async, [&] { return Get(server.port(), "/pending"); }));
+  }
+  handler.WaitHeld(kPending);
+  EXPECT_EQ(Get(server.port(), "/other").status, 200);
+  handler.AnswerAll();
+  for (auto& p : pending) EXPECT_EQ(p.get().status, 201);
+  server.Stop();
+}
+
+// Stop waits for pending responses and lets them be answered before the connections end.
+TEST(HttpServerTest, StopAnswersPendingResponsesFirst) {
+  PendingHandler handler;
+  HttpServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.handler = [&handler](Request& req) { return handler.Handle(req); };
+  HttpServer server(o);
+  ASSERT_TRUE(server.Start().ok());
+  auto pending = std::async(std::launch::async, [&] { return Get(server.port(), "/pending"); });
+  handler.WaitHeld(1);
+
+  // A keep-alive connection tells when Stop has begun: its next request is refused.
+  boost::asio::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), server.port()));
+  auto exchange = [&socket]() -> int {
+    http::request<http::empty_body> req{http::verb::get, "/other", 11};
+    req.set(http::field::host, "127.0.0.1");
+    boost::system::error_code ec;
+    http::write(socket, req, ec);
+    if (ec) return 0;
+    beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res, ec);
+    return ec ? 0 : res.result_int();
+  };
+  ASSERT_EQ(exchange(), 200);
+  auto stopped = std::async(std::launch::async, [&] { server.Stop(); });
+  while (exchange() == 200) {
+  }
+  handler.AnswerAll();
+  EXPECT_EQ(pending.get().status, 201);
+  stopped.get();
 }
 
 }  // namespace

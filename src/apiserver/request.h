@@ -50,6 +50,11 @@ struct Request {
   // The transport already established `user` (the in-process transport, the explicit
   // --insecure-http listener on loopback): authentication keeps it.
   bool preauthenticated = false;
+  // Set by a transport that can finish a request after its handler returned (HttpServer): runs a
+  // continuation on a thread of the transport's, without blocking the caller. With it, a write
+  // may answer with a pending Response (below) instead of holding its thread while the store
+  // commits. Unset (in-process transport, tests): every response is complete.
+  std::function<void(std::function<void()>)> resume;
 
   // First value of a query parameter; `present` tells an empty value from an absent one.
   std::string_view Query(std::string_view key, bool* present = nullptr) const;
@@ -103,6 +108,32 @@ struct Response {
   std::shared_ptr<ResponseStream> stream;
   // For streams: end the response after this long (watch timeoutSeconds); zero = no limit.
   std::chrono::milliseconds stream_timeout{0};
+  // A response that is not ready yet (only when the request had a `resume`): a create whose store
+  // commit has not been submitted. The transport calls `pending` exactly once with a callback;
+  // the commit starts then, and the callback receives the final response, through the request's
+  // `resume`, once the commit is durable. The other fields are unset. The Request must outlive
+  // the callback.
+  std::function<void(std::function<void(Response)>)> pending;
 };
+
+// Applies `finish` (a copyable callable taking Response&) to `resp` now when it is complete, or
+// to its final form when it is pending. Handlers use it for what follows the store write
+// (encoding, warnings, metrics, audit), so that both forms go through the same code.
+template <typename F>
+Response Then(Response resp, F finish) {
+  if (!resp.pending) {
+    finish(resp);
+    return resp;
+  }
+  auto inner = std::move(resp.pending);
+  resp.pending = [inner = std::move(inner),
+                  finish = std::move(finish)](std::function<void(Response)> done) mutable {
+    inner([finish = std::move(finish), done = std::move(done)](Response r) mutable {
+      finish(r);
+      done(std::move(r));
+    });
+  };
+  return resp;
+}
 
 }  // namespace converge::apiserver

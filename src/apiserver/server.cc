@@ -361,10 +361,14 @@ Response APIServer::Handle(Request& req) {
   } else {
     resp = HandleResource(req, ri);
   }
-  inflight.Dec();
-  m.Observe(req, ri, resp.status, std::chrono::steady_clock::now() - start);
-  if (options_.audit) Audit(req, ri, impersonator, received, &resp);
-  return resp;
+  // Once answered (a pending create: once its commit is durable).
+  return Then(std::move(resp),
+              [this, &req, &inflight, &m, ri = std::move(ri),
+               impersonator = std::move(impersonator), start, received](Response& r) {
+                inflight.Dec();
+                m.Observe(req, ri, r.status, std::chrono::steady_clock::now() - start);
+                if (options_.audit) Audit(req, ri, impersonator, received, &r);
+              });
 }
 
 void APIServer::Audit(const Request& req, const RequestInfo& ri,

@@ -227,6 +227,20 @@ std::optional<ResourceStorage::Current> ResourceStorage::CachedCurrent(
 
 ApiOr<CachedObjectPtr> ResourceStorage::Create(const std::string& ns, api::Object obj,
                                                const WriteContext& ctx) {
+  auto prepared = PrepareCreate(ns, std::move(obj), ctx);
+  if (!prepared.ok()) return prepared.error();
+  if (ctx.dry_run) return DryRunCreated(*prepared);
+  return CommitCreate(std::move(*prepared));
+}
+
+CachedObjectPtr ResourceStorage::DryRunCreated(const PreparedCreate& prepared) const {
+  return CachedObject::FromObject(*info_, StorageKey(*info_, prepared.ns, prepared.object.name()),
+                                  prepared.object, 0);
+}
+
+ApiOr<ResourceStorage::PreparedCreate> ResourceStorage::PrepareCreate(const std::string& ns,
+                                                                      api::Object obj,
+                                                                      const WriteContext& ctx) {
   if (info_->crd && info_->crd->terminating) {
     // Upstream's crdHandler while the CRD's instances are being deleted.
     return MethodNotAllowed("create not allowed while custom resource definition is terminating");
@@ -257,27 +271,61 @@ ApiOr<CachedObjectPtr> ResourceStorage::Create(const std::string& ns, api::Objec
   if (auto err = RunAdmission("CREATE", ns, std::string(obj.name()), &obj, nullptr, ctx)) {
     return *err;
   }
-  if (ctx.dry_run) {
-    return CachedObject::FromObject(*info_, StorageKey(*info_, ns, obj.name()), std::move(obj), 0);
-  }
+  return PreparedCreate{ns, std::move(obj), generated};
+}
 
-  for (int attempt = 0;; ++attempt) {
-    std::string key = StorageKey(*info_, ns, obj.name());
-    auto write = Prepare(key, obj);
-    if (!write.ok()) return write.error();
-    store::TxnRequest txn;
-    txn.compare.push_back(
-        {key, "", store::Compare::Target::kCreateRevision, store::Compare::Result::kEqual, 0, ""});
-    txn.success.push_back(store::PutRequest{key, (*write)->json(), false, 0});
-    auto resp = CommitOffered(txn, *write, store_latency_.create);
-    if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), obj.name());
-    if (resp->succeeded) return (*write)->Entry(resp->header_revision);
-    if (!generated || attempt + 1 >= kGenerateNameAttempts) {
-      return AlreadyExists(info_->gvr.Gr(), obj.name());
-    }
-    obj.set_name(std::string(obj.generate_name()) +
-                 util::RandomString(5, util::kNameSuffixAlphabet));
+// A create's transaction: put `write` unless the key exists.
+store::TxnRequest ResourceStorage::CreateTxn(const PendingWrite& write) {
+  store::TxnRequest txn;
+  txn.compare.push_back({write.storage_key(), "", store::Compare::Target::kCreateRevision,
+                         store::Compare::Result::kEqual, 0, ""});
+  txn.success.push_back(store::PutRequest{write.storage_key(), write.json(), false, 0});
+  return txn;
+}
+
+std::optional<ApiOr<CachedObjectPtr>> ResourceStorage::CreateOutcome(
+    PreparedCreate& prepared, PendingWrite& write, const util::StatusOr<store::TxnResponse>& resp) {
+  if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), prepared.object.name());
+  if (resp->succeeded) return write.Entry(resp->header_revision);
+  if (!prepared.generated_name || ++prepared.attempts >= kGenerateNameAttempts) {
+    return AlreadyExists(info_->gvr.Gr(), prepared.object.name());
   }
+  prepared.object.set_name(std::string(prepared.object.generate_name()) +
+                           util::RandomString(5, util::kNameSuffixAlphabet));
+  return std::nullopt;
+}
+
+ApiOr<CachedObjectPtr> ResourceStorage::CommitCreate(PreparedCreate prepared) {
+  for (;;) {
+    auto write = Prepare(StorageKey(*info_, prepared.ns, prepared.object.name()), prepared.object);
+    if (!write.ok()) return write.error();
+    auto resp = CommitOffered(CreateTxn(**write), *write, store_latency_.create);
+    if (auto outcome = CreateOutcome(prepared, **write, resp)) return std::move(*outcome);
+  }
+}
+
+void ResourceStorage::CommitCreateAsync(PreparedCreate prepared,
+                                        std::function<void(std::function<void()>)> resume,
+                                        std::function<void(ApiOr<CachedObjectPtr>)> done) {
+  auto write = Prepare(StorageKey(*info_, prepared.ns, prepared.object.name()), prepared.object);
+  if (!write.ok()) return done(write.error());
+  cache_->Offer(*write);
+  const auto start = std::chrono::steady_clock::now();
+  // The store's callback must not block: it records the latency and hands the rest to `resume`.
+  kv_->TxnAsync(CreateTxn(**write), [this, prepared = std::move(prepared), write = *write,
+                                     resume = std::move(resume), done = std::move(done),
+                                     start](util::StatusOr<store::TxnResponse> resp) mutable {
+    store_latency_.create->Observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    auto again = resume;
+    again([this, prepared = std::move(prepared), write = std::move(write),
+           resume = std::move(resume), done = std::move(done), resp = std::move(resp)]() mutable {
+      cache_->Withdraw(write);
+      auto outcome = CreateOutcome(prepared, *write, resp);
+      if (outcome) return done(std::move(*outcome));
+      CommitCreateAsync(std::move(prepared), std::move(resume), std::move(done));
+    });
+  });
 }
 
 std::optional<ApiError> ResourceStorage::WaitForCache(store::Revision revision) {

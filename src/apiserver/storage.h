@@ -106,6 +106,26 @@ class ResourceStorage {
   // `obj` has been decoded and checked against the URL (kind, apiVersion, namespace).
   ApiOr<CachedObjectPtr> Create(const std::string& ns, api::Object obj, const WriteContext& ctx);
 
+  // Create in two steps, for callers that do not wait for the store (HttpServer's requests):
+  // PrepareCreate does everything before the write (metadata, defaulting, managedFields,
+  // validation, admission); CommitCreateAsync writes, retrying a taken generated name as Create
+  // does, and calls `done` exactly once, through `resume` unless encoding the object fails first
+  // (then at once); the store's thread never runs it. The storage must outlive `done`. Create is
+  // PrepareCreate, then DryRunCreated for a dry run or else CommitCreate, the same write waited
+  // for.
+  struct PreparedCreate {
+    std::string ns;
+    api::Object object;
+    bool generated_name = false;  // the name came from generateName: retry another on conflict
+    int attempts = 0;
+  };
+  ApiOr<PreparedCreate> PrepareCreate(const std::string& ns, api::Object obj,
+                                      const WriteContext& ctx);
+  CachedObjectPtr DryRunCreated(const PreparedCreate& prepared) const;
+  ApiOr<CachedObjectPtr> CommitCreate(PreparedCreate prepared);
+  void CommitCreateAsync(PreparedCreate prepared, std::function<void(std::function<void()>)> resume,
+                         std::function<void(ApiOr<CachedObjectPtr>)> done);
+
   // resource_version: "" = most recent (read from the store), "0" = any (cache), N = not older.
   ApiOr<CachedObjectPtr> Get(const std::string& ns, const std::string& name,
                              const std::string& resource_version);
@@ -145,6 +165,12 @@ class ResourceStorage {
   util::StatusOr<store::TxnResponse> CommitOffered(const store::TxnRequest& txn,
                                                    const std::shared_ptr<PendingWrite>& write,
                                                    util::Histogram* latency);
+  static store::TxnRequest CreateTxn(const PendingWrite& write);
+  // What a create's commit came to: the created object or the error, or nullopt when a generated
+  // name was taken and `prepared` now holds another one to try.
+  std::optional<ApiOr<CachedObjectPtr>> CreateOutcome(
+      PreparedCreate& prepared, PendingWrite& write,
+      const util::StatusOr<store::TxnResponse>& resp);
   // The pending write of `obj` at `key`, or the error of encoding it.
   ApiOr<std::shared_ptr<PendingWrite>> Prepare(const std::string& key,
                                                const api::Object& obj) const;
