@@ -18,6 +18,7 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url.hpp>
 
+#include <atomic>
 #include <fstream>
 #include <functional>
 #include <mutex>
@@ -112,6 +113,10 @@ class Connection {
       result = ec;
       bytes = n;
     });
+    // A cancel posted while no operation was pending (between two operations of one exchange,
+    // e.g. after the write completed and before the read began) ran and found nothing to cancel;
+    // the flag makes it stick, so this operation is cancelled too.
+    if (cancelled_.load(std::memory_order_acquire)) lowest().cancel();
     ioc_.restart();
     ioc_.run();
     return {result, bytes};
@@ -125,8 +130,10 @@ class Connection {
     }
   }
 
-  // Aborts the pending operation; safe from any thread (the cancel runs on the io_context).
+  // Aborts the pending operation and every later one; safe from any thread (the cancel runs on
+  // the io_context). A cancelled connection is never reused.
   void CancelFromAnyThread() {
+    cancelled_.store(true, std::memory_order_release);
     asio::post(ioc_, [this] { lowest().cancel(); });
   }
 
@@ -174,6 +181,7 @@ class Connection {
   bool tls_verify_ = true;
   // Bytes read past the end of one response, kept for the next one on this connection.
   beast::flat_buffer buffer_;
+  std::atomic<bool> cancelled_{false};  // set by CancelFromAnyThread
 };
 
 util::Status ErrorStatus(const beast::error_code& ec, const std::stop_token& stop,
