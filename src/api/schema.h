@@ -42,7 +42,7 @@ enum class SpecialType {
   kRawExtension,  // runtime.RawExtension: inline JSON; protobuf {1 raw bytes}
   kFieldsV1,      // meta/v1 FieldsV1: inline JSON object; protobuf {1 raw bytes}
   kStringList,    // a protobuf wrapper {repeated string items = 1} whose JSON form is a plain array
-                // of strings (Go `type ExtraValue []string`; meta/v1 Verbs)
+                  // of strings (Go `type ExtraValue []string`; meta/v1 Verbs)
 };
 
 struct ValueType {

@@ -211,7 +211,6 @@ class JsonAsYamlScanner {
   std::vector<std::string> TakeErrors() { return std::move(errors_); }
 
  private:
-
   void SkipSpace() {
     while (pos_ < text_.size()) {
       const char c = text_[pos_];
