@@ -543,6 +543,9 @@ util::Status Merger::Do(MergeObject& task) {
   if (const json::value* directive = patch.if_contains(kDirectiveMarker)) {
     return ApplyMapDirective(*task.target, patch, *directive);
   }
+  if (task.target == nullptr || !task.target->is_object()) {
+    return util::InvalidArgument("unable to merge a map into a value that is not a map");
+  }
   json::object& original = task.target->get_object();
   if (patch.contains(kRetainKeysDirective)) {
     CONVERGE_RETURN_IF_ERROR(ApplyRetainKeys(original, patch));
@@ -607,6 +610,11 @@ util::Status Merger::Do(MergeMembers& task) {
 }
 
 util::Status Merger::Do(MergeArray& task) {
+  // Queued when the field held a list; a sibling member of the same patch (a map under the same
+  // name as a $deleteFromPrimitiveList list) may have replaced it since.
+  if (task.target == nullptr || !task.target->is_array()) {
+    return util::InvalidArgument("unable to merge a list into a value that is not a list");
+  }
   json::value& target = *task.target;
   const json::array& patch = *task.patch;
   std::string_view merge_key = task.meta.merge_key;

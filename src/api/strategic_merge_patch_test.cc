@@ -618,6 +618,20 @@ TEST(StrategicMergePatchTest, RequiresObjectOriginal) {
             util::Code::kInvalidArgument);
 }
 
+// Found by the fuzzer: a map and a $deleteFromPrimitiveList list under one field name; the map's
+// merge replaced the list the delete was queued for (the merge then read an object as an array).
+TEST(StrategicMergePatchTest, AListDirectiveAndAMapForTheSameFieldAreAnError) {
+  const TypeSchema* pod = BuiltinSchemas().FindType("io.k8s.api.core.v1.Pod");
+  ASSERT_NE(pod, nullptr);
+  const json::value patch = J(R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],)"
+                              R"("finalizers":{"$retainKeys":["type"],"type":"Recreate"}}})");
+  const json::value original = J(R"({"metadata":{"finalizers":["a","b"]}})");
+  for (const TypeSchema* schema : {pod, static_cast<const TypeSchema*>(nullptr)}) {
+    util::StatusOr<json::value> result = ApplyStrategicMergePatch(original, patch, schema);
+    EXPECT_FALSE(result.ok()) << (schema ? "pod: " : "no schema: ") << json::serialize(*result);
+  }
+}
+
 std::string NestedMergingLists(int levels) {
   std::string s;
   for (int i = 0; i < levels; ++i) s += R"({"name":"n","mergingList":[)";
