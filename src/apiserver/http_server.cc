@@ -179,22 +179,33 @@ struct HttpServer::Impl {
   std::mutex handlers_mu;
   std::condition_variable handlers_done;
   int handlers_running = 0;  // guarded by handlers_mu
+  // Answers that a handler produced and an HTTP/1.1 session has not yet written: Stop lets them
+  // reach their clients (for a bounded time) before the I/O threads end.
+  int responses_owed = 0;  // guarded by handlers_mu
 
-  // False once Stop began: the request is then not handed to the handler.
+  // False once Stop began: the request is then not handed to the handler. Otherwise the request
+  // counts as running until EndHandler, and its answer as owed until EndResponse.
   bool BeginHandler() {
     std::lock_guard lock(handlers_mu);
     if (stopped) return false;
     ++handlers_running;
+    ++responses_owed;
     return true;
   }
   void EndHandler() {
     std::lock_guard lock(handlers_mu);
     if (--handlers_running == 0) handlers_done.notify_all();
   }
+  void EndResponse() {
+    std::lock_guard lock(handlers_mu);
+    if (--responses_owed == 0) handlers_done.notify_all();
+  }
 
   asio::awaitable<void> Accept();
-  // Admission, the handler on a worker and the request timeout (see the class comment).
-  asio::awaitable<Response> Serve(Request req);
+  // Admission, the handler on a worker and the request timeout (see the class comment). Sets
+  // `*owed` when the handler ran: the caller then calls EndResponse once the answer is written
+  // (or handed to a stream writer).
+  asio::awaitable<Response> Serve(Request req, bool* owed);
   template <typename Stream>
   asio::awaitable<void> Session(Stream stream, std::string remote, PeerIdentity peer);
   template <typename Stream>
@@ -282,7 +293,7 @@ asio::awaitable<bool> HttpServer::Impl::WriteStream(Stream& stream, Response& re
   co_return false;
 }
 
-asio::awaitable<Response> HttpServer::Impl::Serve(Request req) {
+asio::awaitable<Response> HttpServer::Impl::Serve(Request req, bool* owed) {
   RequestClass rc;
   rc.level = PriorityLevel::kExempt;
   rc.long_running = true;
@@ -326,6 +337,7 @@ asio::awaitable<Response> HttpServer::Impl::Serve(Request req) {
     if (ticket != 0) fc->Finish(ticket);
     co_return ErrorResponse(ServiceUnavailable("the server is shutting down"));
   }
+  *owed = true;
   // A pending response continues on this connection's strand (the store's thread hands it over).
   call->req.resume = [ex = call->executor](std::function<void()> continuation) {
     asio::post(ex, std::move(continuation));
@@ -413,13 +425,16 @@ asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remot
     req.client_cert_orgs = peer.orgs;
     req.client_cert_error = peer.error;
     ProtocolMetrics::Get().h1_requests.Inc();
-    Response resp = co_await Serve(std::move(req));
+    bool owed = false;
+    Response resp = co_await Serve(std::move(req), &owed);
     if (resp.stream) {
+      if (owed) EndResponse();  // a stream ends when the server stops
       co_await WriteStream(stream, resp, version);
       break;
     }
     auto out = ToHttp(resp, version, keep_alive);
     co_await http::async_write(stream, out, asio::redirect_error(use_awaitable, ec));
+    if (owed) EndResponse();
     if (ec || !keep_alive) break;
   }
   beast::get_lowest_layer(stream).socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -464,7 +479,12 @@ asio::awaitable<void> HttpServer::Impl::Accept() {
               h2.max_body_bytes = options.max_body_bytes;
               h2.serve = [this](Request req) -> asio::awaitable<Response> {
                 ProtocolMetrics::Get().h2_requests.Inc();
-                co_return co_await Serve(std::move(req));
+                // HTTP/2 frames are written by the session's own writer: the answer counts as
+                // delivered once it is handed over.
+                bool owed = false;
+                Response resp = co_await Serve(std::move(req), &owed);
+                if (owed) EndResponse();
+                co_return resp;
               };
               co_await RunHttp2Session(std::move(stream), std::move(base), std::move(h2));
               co_return;
@@ -555,8 +575,13 @@ void HttpServer::Stop() {
     if (impl_->acceptor) impl_->acceptor->close(ec);
   });
   {
+    // Handlers must finish (they use objects their owner frees after Stop); answers already made
+    // get a bounded time to be written, since a client that stopped reading would hold Stop.
+    constexpr auto kAnswerGrace = std::chrono::seconds(5);
     std::unique_lock lock(impl_->handlers_mu);
     impl_->handlers_done.wait(lock, [this] { return impl_->handlers_running == 0; });
+    impl_->handlers_done.wait_for(lock, kAnswerGrace,
+                                  [this] { return impl_->responses_owed == 0; });
   }
   impl_->ioc.stop();
   for (auto& t : impl_->threads) t.join();
