@@ -144,22 +144,40 @@ std::mutex& DecodedMutex(const void* object) {
   return pool[(reinterpret_cast<uintptr_t>(object) >> 6) % 64];
 }
 
-}  // namespace
-
-util::StatusOr<api::ObjectPtr> CachedObject::Decoded() const {
-  std::mutex& mu = DecodedMutex(this);
+// Returns the object `memo` remembers, or parses `json` (dropping metadata.managedFields when
+// `without_managed_fields`), remembers it in `memo` and returns it. `mu` guards `memo`.
+util::StatusOr<api::ObjectPtr> SharedDecode(const std::string& json, bool without_managed_fields,
+                                            std::mutex& mu,
+                                            std::weak_ptr<const api::Object>& memo) {
   {
     std::lock_guard lock(mu);
-    if (api::ObjectPtr held = decoded_.lock()) return held;
+    if (api::ObjectPtr held = memo.lock()) return held;
   }
   // Parsed outside the lock; two readers may parse at once, and both end up with the one that
   // was published first.
-  CONVERGE_ASSIGN_OR_RETURN(api::Object parsed, Parse());
+  CONVERGE_ASSIGN_OR_RETURN(api::Object parsed, api::Object::Parse(json));
+  if (without_managed_fields) {
+    if (json::value* meta = parsed.mutable_doc().if_contains("metadata");
+        meta != nullptr && meta->is_object()) {
+      meta->get_object().stable_erase("managedFields");
+    }
+  }
   auto fresh = std::make_shared<const api::Object>(std::move(parsed));
   std::lock_guard lock(mu);
-  if (api::ObjectPtr other = decoded_.lock()) return other;
-  decoded_ = fresh;
+  if (api::ObjectPtr other = memo.lock()) return other;
+  memo = fresh;
   return fresh;
+}
+
+}  // namespace
+
+util::StatusOr<api::ObjectPtr> CachedObject::Decoded() const {
+  return SharedDecode(*json, /*without_managed_fields=*/false, DecodedMutex(this), decoded_);
+}
+
+util::StatusOr<api::ObjectPtr> CachedObject::DecodedWithoutManagedFields() const {
+  return SharedDecode(*json, /*without_managed_fields=*/true, DecodedMutex(this),
+                      decoded_without_managed_fields_);
 }
 
 std::string CachedObject::FieldValue(const api::ResourceInfo& info, std::string_view field) const {

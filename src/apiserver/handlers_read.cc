@@ -17,7 +17,8 @@ namespace {
 class WatchResponseStream final : public ResponseStream, public WatchEventSource {
  public:
   WatchResponseStream(std::shared_ptr<CacheWatcher> watcher, const api::ResourceInfo& info,
-                      std::optional<TableOptions> table, util::Gauge* open)
+                      std::optional<TableOptions> table, util::Gauge* open,
+                      bool without_managed_fields)
       : watcher_(std::move(watcher)),
         kind_(info.kind),
         api_version_(info.gvr.Gv().ApiVersion()),
@@ -25,7 +26,8 @@ class WatchResponseStream final : public ResponseStream, public WatchEventSource
         convert_(info.crd != nullptr),
         printer_(table ? PrinterForResource(info) : nullptr),
         table_(std::move(table)),
-        open_(open) {
+        open_(open),
+        without_managed_fields_(without_managed_fields) {
     open_->Inc();
   }
   ~WatchResponseStream() override { Close(); }
@@ -61,7 +63,9 @@ class WatchResponseStream final : public ResponseStream, public WatchEventSource
     for (const WatchItem& item : items) {
       // Plain JSON objects as stored are shared; everything else goes as bytes.
       if (AsStored(item)) {
-        if (auto decoded = item.event->object()->Decoded(); decoded.ok()) {
+        const CachedObject& obj = *item.event->object();
+        auto decoded = without_managed_fields_ ? obj.DecodedWithoutManagedFields() : obj.Decoded();
+        if (decoded.ok()) {
           out->push_back({WatchEventTypeName(item.as), std::move(*decoded), nullptr});
           continue;
         }
@@ -138,6 +142,7 @@ class WatchResponseStream final : public ResponseStream, public WatchEventSource
   std::shared_ptr<const TablePrinter> printer_;
   const std::optional<TableOptions> table_;
   util::Gauge* open_;
+  const bool without_managed_fields_;  // PollEvents' objects lack metadata.managedFields
   bool sent_columns_ = false;
   bool closed_ = false;
 };
@@ -298,7 +303,8 @@ Response APIServer::HandleWatch(RequestContext& ctx) {
   util::Gauge* open = &ApiMetrics::Get().longrunning.WithLabelValues(
       {"WATCH", ctx.info.gvr.group, ctx.info.gvr.version, ctx.info.gvr.resource});
   return StreamResponse(
-      std::make_shared<WatchResponseStream>(std::move(*watcher), ctx.info, std::move(table), open),
+      std::make_shared<WatchResponseStream>(std::move(*watcher), ctx.info, std::move(table), open,
+                                            ctx.req.watch_without_managed_fields),
       limit);
 }
 

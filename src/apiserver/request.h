@@ -47,6 +47,9 @@ struct Request {
   std::vector<std::string> client_cert_orgs;
   std::string client_cert_error;
   bool in_process = false;
+  // In-process watches only: the objects handed over (WatchEventSource) come without
+  // metadata.managedFields (InProcessTransportOptions::watch_without_managed_fields).
+  bool watch_without_managed_fields = false;
   // The transport already established `user` (the in-process transport, the explicit
   // --insecure-http listener on loopback): authentication keeps it.
   bool preauthenticated = false;
@@ -83,7 +86,9 @@ class ResponseStream {
 // transport reads the events as the objects the watch cache holds (CachedObject::Decoded, shared
 // by every in-process reader) instead of bytes each reader would parse into a copy of its own.
 // Events the stream cannot hand over as a shared object (bookmarks, tables, converted custom
-// resources) come as their frame.
+// resources) come as their frame. When the request asked for it (watch_without_managed_fields),
+// the objects are CachedObject::DecodedWithoutManagedFields, shared the same way; frames always
+// carry the whole object.
 //
 // Thread-safety: as ResponseStream (Poll and PollEvents are not mixed on one stream).
 class WatchEventSource {

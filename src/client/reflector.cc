@@ -20,6 +20,24 @@ BackoffOptions WithClock(BackoffOptions b, util::Clock* clock) {
   return b;
 }
 
+// Removes metadata.managedFields from `obj`; whether there were any.
+bool EraseManagedFields(api::Object& obj) {
+  boost::json::value* meta = obj.mutable_doc().if_contains("metadata");
+  if (meta == nullptr || !meta->is_object()) return false;
+  return meta->get_object().stable_erase("managedFields") > 0;
+}
+
+// `obj` without metadata.managedFields: itself when it has none (the in-process watch hands
+// such objects over, shared), else a copy.
+api::ObjectPtr WithoutManagedFields(api::ObjectPtr obj) {
+  if (obj == nullptr || api::Find(obj->doc(), {"metadata", "managedFields"}) == nullptr) {
+    return obj;
+  }
+  api::Object copy = *obj;
+  EraseManagedFields(copy);
+  return std::make_shared<const api::Object>(std::move(copy));
+}
+
 }  // namespace
 
 Reflector::Reflector(ReflectorOptions options)
@@ -155,6 +173,7 @@ util::Status Reflector::List(std::stop_token stop) {
   std::vector<api::ObjectPtr> items;
   items.reserve(list->items.size());
   for (api::Object& item : list->items) {
+    if (options_.drop_managed_fields) EraseManagedFields(item);
     items.push_back(std::make_shared<const api::Object>(std::move(item)));
   }
   options_.store->Replace(std::move(items), list->resource_version);
@@ -216,6 +235,9 @@ util::Status Reflector::HandleWatch(util::Clock::TimePoint start, Watcher& w,
     WatchEvent& ev = **next;
     if (ev.type == EventType::kError) return ev.error;
     std::string rv(ev.object->resource_version());
+    if (options_.drop_managed_fields && ev.type != EventType::kBookmark) {
+      ev.object = WithoutManagedFields(std::move(ev.object));
+    }
     switch (ev.type) {
       case EventType::kAdded: options_.store->Add(std::move(ev.object)); break;
       case EventType::kModified: options_.store->Update(std::move(ev.object)); break;

@@ -57,6 +57,11 @@ struct ReflectorOptions {
   BackoffOptions backoff;  // its clock defaults to `clock`
   // Uniform in [0, 1) for the watch timeout; nullptr: a seeded std::mt19937_64.
   std::function<double()> random;
+  // Objects enter the store without metadata.managedFields (upstream's kube-controller-manager
+  // and kube-scheduler install this transform in their informers): a third of a pod's parsed
+  // size, and nothing a controller reads. Writes of such objects keep the stored managedFields
+  // (an update without managedFields keeps the live ones).
+  bool drop_managed_fields = false;
   // Told about every error that ended a round (logging by default).
   std::function<void(const util::Status&)> on_error;
 };

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
+
+#include <boost/json.hpp>
 
 #include "client/api_errors.h"
 #include "client/fake_list_watch.h"
@@ -284,6 +287,86 @@ TEST(ReflectorTest, ResyncCallsTheStoreEveryPeriodWhileWatching) {
   h.clock.Step(std::chrono::seconds(30));
   h.store.WaitForOps(3);
   EXPECT_EQ(h.store.ops(), (std::vector<std::string>{"replace@10 []", "resync", "resync"}));
+}
+
+// Keeps the last object the reflector handed over for each name.
+class KeepingStore final : public ReflectorStore {
+ public:
+  void Add(api::ObjectPtr o) override { Keep({std::move(o)}); }
+  void Update(api::ObjectPtr o) override { Keep({std::move(o)}); }
+  void Delete(api::ObjectPtr o) override { Keep({std::move(o)}); }
+  void Resync() override {}
+  void Replace(std::vector<api::ObjectPtr> objs, const std::string&) override {
+    Keep(std::move(objs));
+  }
+  // Waits until `n` names were seen, then returns what is kept.
+  std::map<std::string, api::ObjectPtr> WaitFor(size_t n) const {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return kept_.size() >= n; });
+    return kept_;
+  }
+
+ private:
+  void Keep(std::vector<api::ObjectPtr> objs) {
+    std::lock_guard lock(mu_);
+    for (auto& o : objs) kept_[std::string(o->name())] = std::move(o);
+    cv_.notify_all();
+  }
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::map<std::string, api::ObjectPtr> kept_;  // guarded by mu_
+};
+
+api::ObjectPtr ObjWithManagedFields(const std::string& name, const std::string& rv) {
+  api::Object o = *Obj(name, rv);
+  o.mutable_metadata()["managedFields"] = boost::json::parse(
+      R"([{"manager":"m","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1",)"
+      R"("fieldsV1":{"f:data":{}}}])");
+  return std::make_shared<const api::Object>(std::move(o));
+}
+
+bool HasManagedFields(const api::ObjectPtr& o) {
+  return api::Find(o->doc(), {"metadata", "managedFields"}) != nullptr;
+}
+
+// Lists "a" (with managedFields), then watches "b" (with) and "c" (without) into a store.
+std::map<std::string, api::ObjectPtr> ListAndWatchThreeObjects(bool drop_managed_fields,
+                                                               const api::ObjectPtr& c) {
+  util::FakeClock clock;
+  FakeListerWatcher lw;
+  KeepingStore store;
+  ReflectorOptions o;
+  o.lister_watcher = &lw;
+  o.store = &store;
+  o.clock = &clock;
+  o.on_error = [](const util::Status&) {};
+  o.drop_managed_fields = drop_managed_fields;
+  Reflector reflector(std::move(o));
+  lw.PushList(MakeList("10", {ObjWithManagedFields("a", "5")}));
+  std::shared_ptr<FakeWatcher> w = lw.PushWatch();
+  std::jthread thread([&](std::stop_token st) { reflector.Run(st); });
+  lw.WaitForWatches(1);
+  w->Push(EventType::kAdded, ObjWithManagedFields("b", "11"));
+  w->Push(EventType::kAdded, c);
+  return store.WaitFor(3);
+}
+
+TEST(ReflectorTest, DropManagedFieldsStripsListedAndWatchedObjects) {
+  api::ObjectPtr c = Obj("c", "12");
+  std::map<std::string, api::ObjectPtr> kept = ListAndWatchThreeObjects(true, c);
+  ASSERT_EQ(kept.size(), 3u);
+  EXPECT_FALSE(HasManagedFields(kept["a"]));
+  EXPECT_FALSE(HasManagedFields(kept["b"]));
+  // The rest of the object is kept.
+  EXPECT_EQ(kept["a"]->doc(), Obj("a", "5")->doc());
+  EXPECT_EQ(kept["b"]->doc(), Obj("b", "11")->doc());
+  // An object without managedFields (what the in-process watch hands over) is not copied.
+  EXPECT_EQ(kept["c"].get(), c.get());
+
+  // Without the option they stay.
+  kept = ListAndWatchThreeObjects(false, c);
+  EXPECT_TRUE(HasManagedFields(kept["a"]));
+  EXPECT_TRUE(HasManagedFields(kept["b"]));
 }
 
 }  // namespace

@@ -367,6 +367,7 @@ util::Status Scheduler::RunLeading(std::stop_token stop) {
                                .field_selector = "status.phase!=Succeeded,status.phase!=Failed"});
   po.clock = clock_;
   po.reflector.page_size = options_.list_page_size;
+  po.reflector.drop_managed_fields = true;  // as upstream's kube-scheduler
   client::SharedInformer pods(std::move(po));
   client::SharedInformerOptions no;
   no.name = "scheduler-nodes";
@@ -374,6 +375,7 @@ util::Status Scheduler::RunLeading(std::stop_token stop) {
       client::ListWatchOptions{.client = options_.client, .gvr = {"", "v1", "nodes"}});
   no.clock = clock_;
   no.reflector.page_size = options_.list_page_size;
+  no.reflector.drop_managed_fields = true;
   client::SharedInformer nodes(std::move(no));
 
   auto pod_handler = std::make_shared<client::ResourceEventHandlerFuncs>();

@@ -30,6 +30,11 @@ struct InProcessTransportOptions {
   // Sent as User-Agent when a request has none (its prefix names the field manager of writes
   // without ?fieldManager, as for HTTP clients). Empty: none.
   std::string user_agent;
+  // Watches hand their objects over without metadata.managedFields, shared by every watcher that
+  // asks the same (apiserver::Request::watch_without_managed_fields): for components whose
+  // informers drop them anyway (client::ReflectorOptions::drop_managed_fields). Gets, lists and
+  // the bytes of watch frames are unchanged.
+  bool watch_without_managed_fields = false;
 };
 
 class InProcessTransport final : public client::Transport {

@@ -131,6 +131,108 @@ TEST_F(InProcessWatchTest, EveryInProcessWatcherSharesTheCachesDecodedObject) {
             std::stoll(std::string(created->resource_version())));
 }
 
+// The managers named in an object's metadata.managedFields, and whether each owns data.<key>.
+std::vector<std::string> Managers(const json::object& doc) {
+  std::vector<std::string> out;
+  const json::value* mf = api::Find(doc, {"metadata", "managedFields"});
+  if (mf == nullptr) return out;
+  for (const json::value& e : mf->as_array()) {
+    out.push_back(std::string(e.at("manager").as_string()));
+  }
+  return out;
+}
+bool Owns(const json::object& doc, const std::string& manager, const std::string& data_key) {
+  const json::value* mf = api::Find(doc, {"metadata", "managedFields"});
+  if (mf == nullptr) return false;
+  for (const json::value& e : mf->as_array()) {
+    if (e.at("manager").as_string() != manager) continue;
+    const json::value* f = api::Find(e.as_object(), {"fieldsV1", "f:data", "f:" + data_key});
+    if (f != nullptr) return true;
+  }
+  return false;
+}
+
+TEST_F(InProcessWatchTest, LeanWatchesShareObjectsWithoutManagedFieldsAndUpdatesKeepTheStoredOnes) {
+  InProcessTransport lean([this](apiserver::Request& r) { return server_->Handle(r); },
+                          {.watch_without_managed_fields = true});
+  auto watch = [&](InProcessTransport& t, const std::string& rv) {
+    auto resp =
+        t.Stream({.path = kConfigMaps, .query = {{"watch", "true"}, {"resourceVersion", rv}}});
+    EXPECT_TRUE(resp.ok() && resp->status == 200);
+    return std::make_unique<client::StreamWatcher>(std::move(resp->body));
+  };
+  auto next = [](client::Watcher& w) -> api::ObjectPtr {
+    auto e = w.Next();
+    EXPECT_TRUE(e.ok() && e->has_value());
+    return e.ok() && e->has_value() ? (*e)->object : nullptr;
+  };
+  api::ObjectPtr seed = Create("seed", "0");
+  ASSERT_NE(seed, nullptr);
+  const std::string from(seed->resource_version());
+  auto lean1 = watch(lean, from);
+  auto lean2 = watch(lean, from);
+  auto full = watch(*transport_, from);
+
+  auto created = transport_->Do(
+      {.method = "POST",
+       .path = kConfigMaps,
+       .query = {{"fieldManager", "alice"}},
+       .headers = {{"content-type", "application/json"}},
+       .body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owned"},)"
+               R"("data":{"v":"1"}})"});
+  ASSERT_TRUE(created.ok());
+  ASSERT_EQ(created->status, 201) << created->body;
+
+  api::ObjectPtr l1 = next(*lean1);
+  api::ObjectPtr l2 = next(*lean2);
+  api::ObjectPtr f = next(*full);
+  ASSERT_TRUE(l1 && l2 && f);
+  // Lean watchers share one object without managedFields; a plain watcher gets them.
+  EXPECT_EQ(l1.get(), l2.get());
+  EXPECT_EQ(api::Find(l1->doc(), {"metadata", "managedFields"}), nullptr);
+  EXPECT_EQ(Managers(f->doc()), std::vector<std::string>{"alice"});
+  // Apart from managedFields it is the same object.
+  json::object stripped = f->doc();
+  stripped["metadata"].as_object().erase("managedFields");
+  EXPECT_EQ(l1->doc(), stripped);
+
+  // A GET, even through the lean transport, answers the whole object.
+  const std::string path = std::string(kConfigMaps) + "/owned";
+  auto got = lean.Do({.path = path});
+  ASSERT_TRUE(got.ok());
+  auto got_obj = api::Object::Parse(got->body);
+  ASSERT_TRUE(got_obj.ok());
+  EXPECT_EQ(Managers(got_obj->doc()), std::vector<std::string>{"alice"});
+
+  // A controller updating the object its informer holds (no managedFields) keeps alice's
+  // ownership: an update without managedFields starts from the stored ones (as upstream).
+  api::Object changed = *l1;
+  changed.mutable_doc()["data"].as_object()["w"] = "2";
+  auto put = lean.Do({.method = "PUT",
+                      .path = path,
+                      .query = {{"fieldManager", "bob"}},
+                      .headers = {{"content-type", "application/json"}},
+                      .body = json::serialize(changed.doc())});
+  ASSERT_TRUE(put.ok());
+  ASSERT_EQ(put->status, 200) << put->body;
+  got = transport_->Do({.path = path});
+  ASSERT_TRUE(got.ok());
+  got_obj = api::Object::Parse(got->body);
+  ASSERT_TRUE(got_obj.ok());
+  EXPECT_EQ(Managers(got_obj->doc()), (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_TRUE(Owns(got_obj->doc(), "alice", "v"));
+  EXPECT_TRUE(Owns(got_obj->doc(), "bob", "w"));
+  EXPECT_FALSE(Owns(got_obj->doc(), "bob", "v"));
+
+  // The update's event: lean again for the lean watcher, whole for the plain one.
+  api::ObjectPtr l_mod = next(*lean1);
+  api::ObjectPtr f_mod = next(*full);
+  ASSERT_TRUE(l_mod && f_mod);
+  EXPECT_EQ(api::Find(l_mod->doc(), {"metadata", "managedFields"}), nullptr);
+  EXPECT_EQ(Managers(f_mod->doc()), (std::vector<std::string>{"alice", "bob"}));
+  EXPECT_EQ(api::FindString(l_mod->doc(), {"data", "w"}), "2");
+}
+
 TEST_F(InProcessWatchTest, WritesStartingFromALaggingCacheStillApplyToTheStoredObject) {
   api::ObjectPtr created = Create("lag", "0");
   ASSERT_NE(created, nullptr);

@@ -30,7 +30,12 @@ ControllerManager::~ControllerManager() = default;
 
 util::Status ControllerManager::RunControllers(std::stop_token stop) {
   sink_ = std::make_unique<client::RestEventSink>(options_.client);
-  client::SharedInformerFactory informers({.client = options_.client, .clock = options_.clock});
+  // Informers drop managedFields, as upstream's kube-controller-manager's do: no controller reads
+  // them, and updates of such objects keep the stored ones.
+  client::ReflectorOptions reflector;
+  reflector.drop_managed_fields = true;
+  client::SharedInformerFactory informers(
+      {.client = options_.client, .clock = options_.clock, .reflector = reflector});
   std::vector<std::jthread> recorder_threads;
   ControllerContext ctx;
   ctx.client = options_.client;
