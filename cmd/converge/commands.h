@@ -9,6 +9,9 @@
 namespace converge::server {
 struct ControlPlaneOptions;
 }
+namespace converge::client {
+struct LeaderElectionTimings;
+}
 
 namespace converge::cmd {
 
@@ -18,6 +21,19 @@ void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* options);
 // --node-monitor-grace-period (a Go duration, e.g. "50s"), shared by `controller-manager` and
 // `server`.
 void AddNodeMonitorGracePeriodFlag(CLI::App* sub, std::chrono::seconds* grace);
+
+// Upstream's --leader-elect-lease-duration (15s), --leader-elect-renew-deadline (10s) and
+// --leader-elect-retry-period (2s), Go durations, shared by `controller-manager`, `scheduler` and
+// `server`. A value that does not parse is a usage error; how the three relate is checked by
+// CheckLeaderElectionFlags once all are parsed.
+void AddLeaderElectionFlags(CLI::App* sub, client::LeaderElectionTimings* timings);
+// client::ValidateLeaderElectionTimings for `component`; false (after logging why, naming the
+// flags) when the timings are unusable.
+bool CheckLeaderElectionFlags(const char* component, const client::LeaderElectionTimings& timings);
+
+// --node-lease-duration-seconds (upstream's kubelet nodeLeaseDurationSeconds, 40; the Lease is
+// renewed every quarter of it), shared by `kubelet` and `server`.
+void AddNodeLeaseDurationFlag(CLI::App* sub, int* seconds);
 
 void RegisterApiserver(CLI::App& app);
 void RegisterControllerManager(CLI::App& app);

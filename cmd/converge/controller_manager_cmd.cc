@@ -10,6 +10,7 @@
 
 #include "api/special_types.h"
 #include "client/kubeconfig.h"
+#include "client/leader_elector.h"
 #include "client/rest_client.h"
 #include "commands.h"
 #include "controllers/manager/controller_manager.h"
@@ -24,6 +25,7 @@ struct ControllerManagerFlags {
   std::string controllers = "*";
   int workers = 5;
   bool leader_elect = true;
+  client::LeaderElectionTimings leader_election;
   std::chrono::seconds node_monitor_grace_period{50};
   double fault_watch_delay_seconds = 0;
   bool use_service_account_credentials = false;
@@ -98,6 +100,9 @@ std::vector<std::string> SplitCommas(const std::string& s) {
 }
 
 int RunControllerManager(const ControllerManagerFlags& f) {
+  if (f.leader_elect && !CheckLeaderElectionFlags("controller-manager", f.leader_election)) {
+    return 1;
+  }
   BlockShutdownSignals();
   auto config = client::LoadRestConfig(f.kubeconfig);
   if (!config.ok()) {
@@ -124,6 +129,7 @@ int RunControllerManager(const ControllerManagerFlags& f) {
   o.controllers = SplitCommas(f.controllers);
   o.workers = f.workers;
   o.leader_elect = f.leader_elect;
+  o.leader_election = f.leader_election;
   o.node_monitor_grace_period = f.node_monitor_grace_period;
   ServiceAccountClients sa_clients(*config, &rest);
   if (f.use_service_account_credentials) {
@@ -158,6 +164,41 @@ void AddNodeMonitorGracePeriodFlag(CLI::App* sub, std::chrono::seconds* grace) {
       ->default_str("50s");
 }
 
+void AddLeaderElectionFlags(CLI::App* sub, client::LeaderElectionTimings* timings) {
+  auto add = [sub](const std::string& name, std::chrono::milliseconds* out,
+                   const std::string& help) {
+    sub->add_option_function<std::string>(
+           name,
+           [name, out](const std::string& value) {
+             std::optional<int64_t> ns = api::ParseDuration(value);
+             if (!ns) throw CLI::ValidationError(name, "not a duration: " + value);
+             *out = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::nanoseconds(*ns));
+           },
+           help)
+        ->default_str(
+            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(*out).count()) + "s");
+  };
+  add("--leader-elect-lease-duration", &timings->lease_duration,
+      "How long a standby waits, after the leader's last renewal it saw, before taking over "
+      "(whole seconds are recorded in the Lease)");
+  add("--leader-elect-renew-deadline", &timings->renew_deadline,
+      "How long the leader keeps retrying a renewal before it steps down; less than the lease "
+      "duration");
+  add("--leader-elect-retry-period", &timings->retry_period,
+      "How often candidates try to acquire and the leader renews");
+}
+
+bool CheckLeaderElectionFlags(const char* component, const client::LeaderElectionTimings& timings) {
+  util::Status s = client::ValidateLeaderElectionTimings(timings);
+  if (s.ok()) return true;
+  spdlog::error(
+      "{}: {} (flags --leader-elect-lease-duration, --leader-elect-renew-deadline, "
+      "--leader-elect-retry-period)",
+      component, s.message());
+  return false;
+}
+
 void RegisterControllerManager(CLI::App& app) {
   auto flags = std::make_shared<ControllerManagerFlags>();
   CLI::App* sub = app.add_subcommand("controller-manager", "Run the controllers alone");
@@ -173,6 +214,7 @@ void RegisterControllerManager(CLI::App& app) {
   sub->add_option("--leader-elect", flags->leader_elect,
                   "Elect a leader among replicas through a Lease")
       ->capture_default_str();
+  AddLeaderElectionFlags(sub, &flags->leader_election);
   AddNodeMonitorGracePeriodFlag(sub, &flags->node_monitor_grace_period);
   sub->add_option("--fault-watch-delay", flags->fault_watch_delay_seconds,
                   "Fault injection: deliver every watch event this many seconds late (a stale "

@@ -28,6 +28,7 @@ struct KubeletFlags {
   int max_pods = 110;
   std::string node_labels;
   double pull_seconds = 0.2;
+  int node_lease_duration_seconds = 40;
   int heartbeat_workers = 4;
   int status_workers = 4;
   bool pod_events = true;
@@ -37,6 +38,11 @@ struct KubeletFlags {
 };
 
 int RunKubelet(const KubeletFlags& f) {
+  if (f.node_lease_duration_seconds <= 0) {
+    spdlog::error("kubelet: --node-lease-duration-seconds must be greater than 0, got {}",
+                  f.node_lease_duration_seconds);
+    return 1;
+  }
   BlockShutdownSignals();
   auto config = client::LoadRestConfig(f.kubeconfig);
   if (!config.ok()) {
@@ -78,6 +84,8 @@ int RunKubelet(const KubeletFlags& f) {
   }
   o.machine.default_pull_duration = std::chrono::duration_cast<std::chrono::nanoseconds>(
       std::chrono::duration<double>(f.pull_seconds));
+  o.lease_duration_seconds = f.node_lease_duration_seconds;
+  o.lease_renew_interval = kubelet::NodeLeaseRenewInterval(f.node_lease_duration_seconds);
   o.heartbeat_workers = f.heartbeat_workers;
   o.status_workers = f.status_workers;
   o.pod_events = f.pod_events;
@@ -120,6 +128,13 @@ int RunKubelet(const KubeletFlags& f) {
 
 }  // namespace
 
+void AddNodeLeaseDurationFlag(CLI::App* sub, int* seconds) {
+  sub->add_option("--node-lease-duration-seconds", *seconds,
+                  "leaseDurationSeconds of each node's Lease (upstream's kubelet "
+                  "nodeLeaseDurationSeconds); the Lease is renewed every quarter of it")
+      ->capture_default_str();
+}
+
 void RegisterKubelet(CLI::App& app) {
   auto f = std::make_shared<KubeletFlags>();
   CLI::App* sub = app.add_subcommand("kubelet", "Run simulated nodes (a kubelet per node)");
@@ -143,6 +158,7 @@ void RegisterKubelet(CLI::App& app) {
   sub->add_option("--pull-seconds", f->pull_seconds,
                   "How long an image pull takes (sim.converge.io/pull-seconds overrides)")
       ->capture_default_str();
+  AddNodeLeaseDurationFlag(sub, &f->node_lease_duration_seconds);
   sub->add_option("--heartbeat-workers", f->heartbeat_workers,
                   "Threads renewing leases and posting node status")
       ->capture_default_str();

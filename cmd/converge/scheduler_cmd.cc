@@ -5,6 +5,7 @@
 
 #include "apiserver/http_server.h"
 #include "client/kubeconfig.h"
+#include "client/leader_elector.h"
 #include "client/rest_client.h"
 #include "commands.h"
 #include "scheduler/scheduler.h"
@@ -18,6 +19,7 @@ struct SchedulerFlags {
   std::string kubeconfig;
   std::string scheduler_name = "default-scheduler";
   bool leader_elect = true;
+  client::LeaderElectionTimings leader_election;
   int percentage_of_nodes_to_score = 0;
   int bind_workers = 16;
   double pod_initial_backoff_seconds = 1;
@@ -43,6 +45,7 @@ apiserver::Response Serve(const apiserver::Request& req) {
 }
 
 int RunScheduler(const SchedulerFlags& f) {
+  if (f.leader_elect && !CheckLeaderElectionFlags("scheduler", f.leader_election)) return 1;
   BlockShutdownSignals();
   auto config = client::LoadRestConfig(f.kubeconfig);
   if (!config.ok()) {
@@ -73,6 +76,7 @@ int RunScheduler(const SchedulerFlags& f) {
   o.client = rest->get();
   o.scheduler_name = f.scheduler_name;
   o.leader_elect = f.leader_elect;
+  o.leader_election = f.leader_election;
   o.percentage_of_nodes_to_score = f.percentage_of_nodes_to_score;
   o.bind_workers = f.bind_workers;
   o.pod_initial_backoff = std::chrono::duration_cast<util::Clock::Duration>(
@@ -107,6 +111,7 @@ void RegisterScheduler(CLI::App& app) {
   sub->add_option("--leader-elect", flags->leader_elect,
                   "Elect a leader among replicas through the kube-system/kube-scheduler Lease")
       ->capture_default_str();
+  AddLeaderElectionFlags(sub, &flags->leader_election);
   sub->add_option("--percentage-of-nodes-to-score", flags->percentage_of_nodes_to_score,
                   "Stop filtering once this share of nodes fits (0: adaptive, as upstream)")
       ->capture_default_str();

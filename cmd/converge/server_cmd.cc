@@ -9,6 +9,14 @@ namespace converge::cmd {
 namespace {
 
 int RunServer(const server::AllInOneOptions& options) {
+  if (options.leader_elect && !CheckLeaderElectionFlags("server", options.leader_election)) {
+    return 1;
+  }
+  if (options.node_lease_duration_seconds <= 0) {
+    spdlog::error("server: --node-lease-duration-seconds must be greater than 0, got {}",
+                  options.node_lease_duration_seconds);
+    return 1;
+  }
   BlockShutdownSignals();
   server::AllInOne s(options);
   if (auto st = s.Start(); !st.ok()) {
@@ -32,7 +40,9 @@ void RegisterServer(CLI::App& app) {
   sub->add_option("--leader-elect", options->leader_elect,
                   "Elect leaders through Leases (for running several servers on one store)")
       ->capture_default_str();
+  AddLeaderElectionFlags(sub, &options->leader_election);
   AddNodeMonitorGracePeriodFlag(sub, &options->node_monitor_grace_period);
+  AddNodeLeaseDurationFlag(sub, &options->node_lease_duration_seconds);
   sub->callback([options] { SetExitCode(RunServer(*options)); });
 }
 

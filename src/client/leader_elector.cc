@@ -89,21 +89,47 @@ util::Status LeaseLock::Update(const LeaderElectionRecord& record, std::stop_tok
 
 // ---- LeaderElector ----
 
+util::Status ValidateLeaderElectionTimings(const LeaderElectionTimings& t, double jitter_factor) {
+  using std::chrono::milliseconds;
+  if (t.lease_duration < std::chrono::seconds(1)) {
+    return util::InvalidArgument("leader election: the lease duration (" +
+                                 std::to_string(t.lease_duration.count()) +
+                                 "ms) must be at least 1s");
+  }
+  if (t.renew_deadline <= milliseconds(0)) {
+    return util::InvalidArgument("leader election: the renew deadline must be greater than zero");
+  }
+  if (t.retry_period <= milliseconds(0)) {
+    return util::InvalidArgument("leader election: the retry period must be greater than zero");
+  }
+  if (jitter_factor < 0) {
+    return util::InvalidArgument("leader election: the jitter factor must not be negative");
+  }
+  if (t.lease_duration <= t.renew_deadline) {
+    return util::InvalidArgument("leader election: the lease duration (" +
+                                 std::to_string(t.lease_duration.count()) +
+                                 "ms) must be greater than the renew deadline (" +
+                                 std::to_string(t.renew_deadline.count()) + "ms)");
+  }
+  if (static_cast<double>(t.renew_deadline.count()) <=
+      jitter_factor * static_cast<double>(t.retry_period.count())) {
+    return util::InvalidArgument(
+        "leader election: the renew deadline (" + std::to_string(t.renew_deadline.count()) +
+        "ms) must be greater than the retry period (" + std::to_string(t.retry_period.count()) +
+        "ms) times the jitter factor (" + std::to_string(jitter_factor) + ")");
+  }
+  return util::Status();
+}
+
 util::StatusOr<std::unique_ptr<LeaderElector>> LeaderElector::New(LeaderElectionConfig config) {
   if (config.lock == nullptr) return util::InvalidArgument("leader election: a lock is required");
   if (!config.on_started_leading) {
     return util::InvalidArgument("leader election: on_started_leading is required");
   }
-  if (config.lease_duration <= config.renew_deadline) {
-    return util::InvalidArgument("leaseDuration must be greater than renewDeadline");
-  }
-  if (std::chrono::duration<double>(config.renew_deadline).count() <=
-      config.jitter_factor * std::chrono::duration<double>(config.retry_period).count()) {
-    return util::InvalidArgument("renewDeadline must be greater than retryPeriod*JitterFactor");
-  }
-  if (config.retry_period.count() <= 0 || config.jitter_factor < 0) {
-    return util::InvalidArgument("retryPeriod must be positive and JitterFactor not negative");
-  }
+  CONVERGE_RETURN_IF_ERROR(ValidateLeaderElectionTimings({.lease_duration = config.lease_duration,
+                                                          .renew_deadline = config.renew_deadline,
+                                                          .retry_period = config.retry_period},
+                                                         config.jitter_factor));
   return std::unique_ptr<LeaderElector>(new LeaderElector(std::move(config)));
 }
 
@@ -152,10 +178,12 @@ bool LeaderElector::TryAcquireOrRenew(std::stop_token stop) {
   const util::Clock::TimePoint now = clock_->Now();
   const util::Clock::WallTime wall_now = clock_->WallNow();
   const std::string me = config_.lock->Identity();
-  LeaderElectionRecord desired{.holder_identity = me,
-                               .lease_duration_seconds = config_.lease_duration.count(),
-                               .acquire_time = wall_now,
-                               .renew_time = wall_now};
+  LeaderElectionRecord desired{
+      .holder_identity = me,
+      .lease_duration_seconds =
+          std::chrono::duration_cast<std::chrono::seconds>(config_.lease_duration).count(),
+      .acquire_time = wall_now,
+      .renew_time = wall_now};
 
   // 1. Fast path: the leader renews optimistically against the version it last wrote.
   {
@@ -246,7 +274,7 @@ void LeaderElector::Renew(std::stop_token stop) {
     }
     if (stop.stop_requested()) return;
     if (!renewed) {
-      spdlog::error("leader election: {} failed to renew {} within {}s; stepping down",
+      spdlog::error("leader election: {} failed to renew {} within {}ms; stepping down",
                     config_.lock->Identity(), config_.lock->Describe(),
                     config_.renew_deadline.count());
       return;

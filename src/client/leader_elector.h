@@ -92,11 +92,26 @@ class LeaseLock final : public ResourceLock {
   bool have_last_ = false;  // guarded by mu_
 };
 
+// The three timings of leader election, as upstream's components take them
+// (--leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period).
+// The Lease records the duration in whole seconds (spec.leaseDurationSeconds, rounded down).
+struct LeaderElectionTimings {
+  std::chrono::milliseconds lease_duration{std::chrono::seconds(15)};
+  std::chrono::milliseconds renew_deadline{std::chrono::seconds(10)};
+  std::chrono::milliseconds retry_period{std::chrono::seconds(2)};
+};
+
+// client-go's checks (NewLeaderElector): every timing positive (the lease duration at least one
+// second, since the Lease holds whole seconds), lease_duration > renew_deadline, and
+// renew_deadline > jitter_factor·retry_period. InvalidArgument naming the offending timing.
+util::Status ValidateLeaderElectionTimings(const LeaderElectionTimings& timings,
+                                           double jitter_factor = 1.2);
+
 struct LeaderElectionConfig {
   ResourceLock* lock = nullptr;  // not owned; required
-  std::chrono::seconds lease_duration{15};
-  std::chrono::seconds renew_deadline{10};
-  std::chrono::seconds retry_period{2};
+  std::chrono::milliseconds lease_duration{std::chrono::seconds(15)};
+  std::chrono::milliseconds renew_deadline{std::chrono::seconds(10)};
+  std::chrono::milliseconds retry_period{std::chrono::seconds(2)};
   // Waits between acquire attempts are retry_period·(1 + jitter_factor·r), r in [0, 1).
   double jitter_factor = 1.2;
   bool release_on_cancel = true;
@@ -112,8 +127,8 @@ struct LeaderElectionConfig {
 
 class LeaderElector {
  public:
-  // InvalidArgument unless lease_duration > renew_deadline > jitter_factor·retry_period > 0 and
-  // a lock and on_started_leading are given (client-go's validation).
+  // InvalidArgument unless the timings pass ValidateLeaderElectionTimings and a lock and
+  // on_started_leading are given (client-go's validation).
   static util::StatusOr<std::unique_ptr<LeaderElector>> New(LeaderElectionConfig config);
 
   void Run(std::stop_token stop);

@@ -128,6 +128,41 @@ TEST(LeaderElectorTest, ValidatesTheTimings) {
   EXPECT_TRUE(LeaderElector::New({.lock = &lock, .on_started_leading = work}).ok());
 }
 
+// The flags' checks (--leader-elect-lease-duration, -renew-deadline, -retry-period).
+TEST(LeaderElectorTest, ValidateLeaderElectionTimingsTable) {
+  using std::chrono::milliseconds;
+  struct Case {
+    const char* name;
+    LeaderElectionTimings timings;
+    bool ok;
+  };
+  const Case cases[] = {
+      {"upstream defaults 15s/10s/2s", {}, true},
+      {"short, for tests 4s/3s/500ms", {seconds(4), seconds(3), milliseconds(500)}, true},
+      {"lease equal to the renew deadline", {seconds(10), seconds(10), seconds(2)}, false},
+      {"lease shorter than the renew deadline", {seconds(5), seconds(10), seconds(2)}, false},
+      {"renew deadline within retry x jitter",
+       {seconds(15), milliseconds(2400), seconds(2)},
+       false},
+      {"renew deadline just above retry x jitter",
+       {seconds(15), milliseconds(2401), seconds(2)},
+       true},
+      {"lease under one second (the Lease holds seconds)",
+       {milliseconds(900), milliseconds(500), milliseconds(100)},
+       false},
+      {"zero renew deadline", {seconds(15), milliseconds(0), seconds(2)}, false},
+      {"negative retry period", {seconds(15), seconds(10), milliseconds(-1)}, false},
+      {"zero retry period", {seconds(15), seconds(10), milliseconds(0)}, false},
+  };
+  for (const Case& c : cases) {
+    util::Status s = ValidateLeaderElectionTimings(c.timings);
+    EXPECT_EQ(s.ok(), c.ok) << c.name << ": " << s.ToString();
+    if (!s.ok()) {
+      EXPECT_EQ(s.code(), util::Code::kInvalidArgument) << c.name;
+    }
+  }
+}
+
 TEST(LeaderElectorTest, AcquiresRenewsAndReleasesOnShutdown) {
   util::FakeClock clock;
   FakeLockStore store;

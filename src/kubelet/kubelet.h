@@ -53,6 +53,12 @@
 
 namespace converge::kubelet {
 
+// Upstream's kubelet renews its node Lease at a quarter of nodeLeaseDurationSeconds
+// (nodeLeaseRenewIntervalFraction 0.25: 10 s for the default 40 s).
+inline util::Clock::Duration NodeLeaseRenewInterval(int lease_duration_seconds) {
+  return std::chrono::milliseconds(int64_t{lease_duration_seconds} * 250);
+}
+
 struct KubeletOptions {
   // Required, not owned. Reads (the watches of pods and nodes) go through it, and so do writes
   // unless client_for_node is set.
@@ -81,8 +87,10 @@ struct KubeletOptions {
   std::string listen;
   int kubelet_port = 10250;
 
+  // nodeLeaseDurationSeconds (--node-lease-duration-seconds); the renew interval is upstream's
+  // quarter of it unless a caller sets both.
   int lease_duration_seconds = 40;
-  util::Clock::Duration lease_renew_interval = std::chrono::seconds(10);
+  util::Clock::Duration lease_renew_interval = NodeLeaseRenewInterval(40);
   util::Clock::Duration node_status_report_interval = std::chrono::minutes(5);
   int heartbeat_workers = 4;
   int status_workers = 4;

@@ -454,6 +454,9 @@ util::Status Scheduler::Run(std::stop_token stop) {
   util::Status result;
   client::LeaderElectionConfig cfg;
   cfg.lock = &lock;
+  cfg.lease_duration = options_.leader_election.lease_duration;
+  cfg.renew_deadline = options_.leader_election.renew_deadline;
+  cfg.retry_period = options_.leader_election.retry_period;
   cfg.clock = clock_;
   cfg.on_started_leading = [&](std::stop_token leading) {
     spdlog::info("scheduler: {} is the leader", identity);

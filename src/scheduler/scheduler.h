@@ -39,6 +39,7 @@
 #include <string>
 
 #include "client/event_recorder.h"
+#include "client/leader_elector.h"
 #include "client/rest_client.h"
 #include "scheduler/cache.h"
 #include "scheduler/metrics.h"
@@ -74,6 +75,8 @@ struct SchedulerOptions {
   int64_t list_page_size = 500;
 
   bool leader_elect = true;
+  // --leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period.
+  client::LeaderElectionTimings leader_election;
   std::string lease_namespace = "kube-system";
   std::string lease_name = "kube-scheduler";
   std::string identity;  // default: hostname + random suffix

@@ -113,6 +113,7 @@ util::Status AllInOne::Start() {
       return it->second;
     };
     o.leader_elect = options_.leader_elect;
+    o.leader_election = options_.leader_election;
     o.node_monitor_grace_period = options_.node_monitor_grace_period;
     controllers::ControllerManager manager(o);
     spdlog::info("controller-manager: starting");
@@ -129,6 +130,7 @@ util::Status AllInOne::Start() {
     scheduler::SchedulerOptions o;
     o.client = scheduler_client;
     o.leader_elect = options_.leader_elect;
+    o.leader_election = options_.leader_election;
     spdlog::info("scheduler: starting");
     if (auto s = scheduler::Run(o, stop_.get_token()); !s.ok() && !stop_.stop_requested()) {
       spdlog::error("scheduler: {}", s.ToString());
@@ -151,6 +153,8 @@ util::Status AllInOne::Start() {
     ko.first_node_index = 0;
     ko.listen = "127.0.0.1:0";
     ko.status_workers = options_.kubelet_status_workers;
+    ko.lease_duration_seconds = options_.node_lease_duration_seconds;
+    ko.lease_renew_interval = kubelet::NodeLeaseRenewInterval(options_.node_lease_duration_seconds);
     clients_.push_back(cp_->InProcessClient(kNodeSimulatorUser, {}, "kubelet"));
     ko.client = clients_.back().get();
     node_clients_.reserve(options_.nodes);

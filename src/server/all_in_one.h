@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "client/leader_elector.h"
 #include "kubelet/kubelet.h"
 #include "server/control_plane.h"
 
@@ -26,7 +27,11 @@ struct AllInOneOptions {
   // more writers let the store group more writes into one fsync.
   int kubelet_status_workers = 16;
   bool leader_elect = true;
+  // --leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period,
+  // for the controller-manager and the scheduler.
+  client::LeaderElectionTimings leader_election;
   std::chrono::seconds node_monitor_grace_period{50};  // --node-monitor-grace-period
+  int node_lease_duration_seconds = 40;                // --node-lease-duration-seconds
 };
 
 class AllInOne {

@@ -76,16 +76,31 @@ class HighAvailabilityTest : public ::testing::Test {
   std::unique_ptr<Kubectl> ka_, kb_;
 };
 
+// The controller-managers' leader election, shorter than upstream's 15s / 10s / 2s so that the
+// standby takes over ~10 s after the leader dies instead of ~17 s. The renew deadline stays well
+// above what the loss of the etcd leader can stall a write for (a request that reached the dead
+// leader times out after etcd's 5 s + 2 election timeouts = 6 s), so that the leader keeps its
+// Lease through it and the standby does not take over early.
+const std::vector<std::string> kLeaderElectionFlags = {"--leader-elect-lease-duration", "10s",
+                                                       "--leader-elect-renew-deadline", "9s",
+                                                       "--leader-elect-retry-period",   "1s"};
+
+std::vector<std::string> ControllerManagerArgs(const std::string& kubeconfig) {
+  std::vector<std::string> args = {"controller-manager", "--kubeconfig", kubeconfig};
+  args.insert(args.end(), kLeaderElectionFlags.begin(), kLeaderElectionFlags.end());
+  return args;
+}
+
 TEST_F(HighAvailabilityTest, ConvergesThroughTheLossOfEtcdLeaderControllerManagerAndApiserver) {
   // The controller-manager on A starts first and leads; the one on B stands by.
   Process cm_a, cm_b, scheduler, kubelet;
-  StartComponent(&cm_a, "cm-a", {"controller-manager", "--kubeconfig", a_.kubeconfig_path()});
+  StartComponent(&cm_a, "cm-a", ControllerManagerArgs(a_.kubeconfig_path()));
   for (int i = 0; i < 300 && ReadFile(LogPath("cm-a")).find("is the leader") == std::string::npos;
        ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   ASSERT_NE(ReadFile(LogPath("cm-a")).find("is the leader"), std::string::npos);
-  StartComponent(&cm_b, "cm-b", {"controller-manager", "--kubeconfig", b_.kubeconfig_path()});
+  StartComponent(&cm_b, "cm-b", ControllerManagerArgs(b_.kubeconfig_path()));
   StartComponent(&scheduler, "scheduler", {"scheduler", "--kubeconfig", b_.kubeconfig_path()});
   StartComponent(&kubelet, "kubelet",
                  {"kubelet", "--kubeconfig", b_.kubeconfig_path(), "--nodes", "3"});
@@ -111,6 +126,10 @@ TEST_F(HighAvailabilityTest, ConvergesThroughTheLossOfEtcdLeaderControllerManage
   // The leading controller-manager dies; the other takes over within the lease duration and
   // scales up without creating anything twice.
   EXPECT_EQ(ReadFile(LogPath("cm-b")).find("is the leader"), std::string::npos);
+  EXPECT_EQ(ka_->Run({"get", "lease", "kube-controller-manager", "-n", "kube-system", "-o",
+                      "jsonpath={.spec.leaseDurationSeconds}"})
+                .out,
+            "10");
   cm_a.Kill();
   ASSERT_EQ(ka_->Run({"scale", "deployment", "web", "--replicas=5"}).exit_code, 0);
   ExpectExactly(*ka_, 5);

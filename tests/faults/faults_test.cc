@@ -118,14 +118,23 @@ TEST_F(FaultsTest, StaleControllerCache) {
   EXPECT_TRUE(seen_delay) << "the delay was not in force";
 }
 
-// A node stops heartbeating long enough to be marked unreachable, then comes back. The grace
-// period is 20 s here (upstream's 50 s would only make the test slower; leases renew every 10 s).
+// A node stops heartbeating long enough to be marked unreachable, then comes back. Upstream's
+// timings scaled down ten-fold: node Leases of 4 s renewed every second (upstream: 40 s, every
+// 10 s) and a grace period of 5 s (upstream: 50 s), so a healthy node still has five renewals in
+// every grace period.
 TEST_F(FaultsTest, NodeHeartbeatsPauseAndResume) {
   server_.Stop();
-  ASSERT_TRUE(server_.Start({.command = "server",
-                             .extra_args = {"--nodes", "3", "--enable-fault-injection",
-                                            "--node-monitor-grace-period", "20s"},
-                             .data_dir = server_.data_dir()}));
+  ASSERT_TRUE(server_.Start(
+      {.command = "server",
+       .extra_args = {"--nodes", "3", "--enable-fault-injection", "--node-lease-duration-seconds",
+                      "4", "--node-monitor-grace-period", "5s"},
+       .data_dir = server_.data_dir()}));
+  {
+    testing::HttpResponse lease = server_.Client()->Get(
+        "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/converge-node-1");
+    ASSERT_EQ(lease.status, 200) << lease.body;
+    EXPECT_EQ(lease.Json().at("spec").at("leaseDurationSeconds").as_int64(), 4) << lease.body;
+  }
   auto node_ready = [](testing::TestClient& c) {
     testing::HttpResponse r = c.Get("/api/v1/nodes/converge-node-1");
     if (r.status != 200) return -1;

@@ -25,6 +25,7 @@ using testing::CommandResult;
 using testing::ConvergenceChecker;
 using testing::Kubectl;
 using testing::Process;
+using testing::RunCommand;
 using testing::ServerProcess;
 using testing::TempDir;
 
@@ -45,6 +46,14 @@ int FreePort() {
   close(fd);
   return ntohs(a.sin_port);
 }
+
+// Leader election of the controller-managers and the scheduler, shortened from upstream's 15s /
+// 10s / 2s so that a killed leader's successor (the standby controller-manager, the restarted
+// scheduler) takes over ~5 s after the kill instead of ~17 s. The renew deadline (4 s) still
+// outlasts the API server's restart below, or the scheduler, alone, would step down for good.
+const std::vector<std::string> kLeaderElectionFlags = {"--leader-elect-lease-duration", "5s",
+                                                       "--leader-elect-renew-deadline", "4s",
+                                                       "--leader-elect-retry-period",   "500ms"};
 
 class SplitTest : public ::testing::Test {
  protected:
@@ -70,6 +79,18 @@ class SplitTest : public ::testing::Test {
   std::string Log(const std::string& name) const { return logs_.path() + "/" + name + ".log"; }
 
   CommandResult K(const std::vector<std::string>& args) { return kubectl_->Run(args); }
+
+  // A component's args followed by kLeaderElectionFlags.
+  static std::vector<std::string> Elected(std::vector<std::string> args) {
+    args.insert(args.end(), kLeaderElectionFlags.begin(), kLeaderElectionFlags.end());
+    return args;
+  }
+  // spec.leaseDurationSeconds of the Lease kube-system/<name>.
+  std::string LeaseDurationSeconds(const std::string& name) {
+    return K({"get", "lease", name, "-n", "kube-system", "-o",
+              "jsonpath={.spec.leaseDurationSeconds}"})
+        .out;
+  }
 
   // The Lease's holder, "" until there is one.
   std::string LeaseHolder() {
@@ -116,9 +137,9 @@ class SplitTest : public ::testing::Test {
 
 TEST_F(SplitTest, WalkthroughWhileComponentsDieAndRestart) {
   Process cm[2], scheduler, kubelet;
-  StartComponent(&cm[0], "cm-0", {"controller-manager"});
-  StartComponent(&cm[1], "cm-1", {"controller-manager"});
-  StartComponent(&scheduler, "scheduler", {"scheduler"});
+  StartComponent(&cm[0], "cm-0", Elected({"controller-manager"}));
+  StartComponent(&cm[1], "cm-1", Elected({"controller-manager"}));
+  StartComponent(&scheduler, "scheduler", Elected({"scheduler"}));
   const std::vector<std::string> kubelet_args = {
       "kubelet", "--nodes", "3", "--listen", "127.0.0.1:0", "--enable-fault-injection"};
   StartComponent(&kubelet, "kubelet", kubelet_args);
@@ -128,6 +149,8 @@ TEST_F(SplitTest, WalkthroughWhileComponentsDieAndRestart) {
   int l = WhoIs(leader);
   ASSERT_NE(l, -1) << "no controller-manager logged that " << leader << " leads";
   const int standby = 1 - l;
+  // The flags reached the Leases (the standby's wait below is this long, not 15 s).
+  EXPECT_EQ(LeaseDurationSeconds("kube-controller-manager"), "5");
 
   ConvergenceChecker checker({.kubeconfig_path = kubeconfig_, .ns = "default"});
   ASSERT_TRUE(checker.Start());
@@ -161,12 +184,14 @@ TEST_F(SplitTest, WalkthroughWhileComponentsDieAndRestart) {
   ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=6"}).exit_code, 0);
   ASSERT_EQ(K({"set", "image", "deployment/web", "nginx=nginx:1.28"}).exit_code, 0);
   ExpectConverged(checker, "after the leader died");
-  StartComponent(&cm[l], "cm-" + std::to_string(l) + "-restarted", {"controller-manager"});
+  StartComponent(&cm[l], "cm-" + std::to_string(l) + "-restarted", Elected({"controller-manager"}));
 
-  // The scheduler and the kubelet die and come back.
+  // The scheduler and the kubelet die and come back (the new scheduler leads once the killed
+  // one's Lease expires).
+  EXPECT_EQ(LeaseDurationSeconds("kube-scheduler"), "5");
   scheduler.Kill();
   ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=8"}).exit_code, 0);
-  StartComponent(&scheduler, "scheduler-restarted", {"scheduler"});
+  StartComponent(&scheduler, "scheduler-restarted", Elected({"scheduler"}));
   ExpectConverged(checker, "after the scheduler restarted");
   kubelet.Kill();
   ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=4"}).exit_code, 0);
@@ -186,6 +211,48 @@ TEST_F(SplitTest, WalkthroughWhileComponentsDieAndRestart) {
   checker.Stop();
   std::cout << "leader " << leader << " → " << successor << "; checker: " << checker.stats().events
             << " events, " << checker.stats().relists << " relists\n";
+}
+
+// Leader election and node lease flags that cannot work are refused at start, with an error
+// naming what is wrong, before anything runs (no API server is needed to see it).
+TEST(ComponentFlagsTest, UnusableLeaderElectionAndNodeLeaseTimingsExitWithAnError) {
+  struct Case {
+    const char* name;
+    std::vector<std::string> args;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"lease duration not above the renew deadline",
+       {"controller-manager", "--leader-elect-lease-duration", "10s",
+        "--leader-elect-renew-deadline", "10s"},
+       "must be greater than the renew deadline"},
+      {"renew deadline within retry period x 1.2",
+       {"scheduler", "--leader-elect-renew-deadline", "2s", "--leader-elect-retry-period", "2s"},
+       "must be greater than the retry period"},
+      {"zero retry period",
+       {"server", "--data-dir", "/dev/null/never-created", "--leader-elect-retry-period", "0s"},
+       "retry period must be greater than zero"},
+      {"lease duration under a second",
+       {"controller-manager", "--leader-elect-lease-duration", "800ms",
+        "--leader-elect-renew-deadline", "500ms", "--leader-elect-retry-period", "100ms"},
+       "must be at least 1s"},
+      {"not a duration", {"scheduler", "--leader-elect-retry-period", "soon"}, "not a duration"},
+      {"node lease of zero seconds",
+       {"kubelet", "--node-lease-duration-seconds", "0"},
+       "--node-lease-duration-seconds must be greater than 0"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> argv = {CONVERGE_BINARY};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    if (c.args[0] != "server") {
+      argv.push_back("--kubeconfig");
+      argv.push_back("/nonexistent/kubeconfig");
+    }
+    CommandResult r = RunCommand(argv, {}, "", std::chrono::seconds(30));
+    EXPECT_FALSE(r.timed_out) << c.name;
+    EXPECT_NE(r.exit_code, 0) << c.name;
+    EXPECT_NE((r.out + r.err).find(c.says), std::string::npos) << c.name << ": " << r.out << r.err;
+  }
 }
 
 }  // namespace

@@ -111,6 +111,9 @@ util::Status ControllerManager::Run(std::stop_token stop) {
   client::LeaseLock lock(lo);
   client::LeaderElectionConfig cfg;
   cfg.lock = &lock;
+  cfg.lease_duration = options_.leader_election.lease_duration;
+  cfg.renew_deadline = options_.leader_election.renew_deadline;
+  cfg.retry_period = options_.leader_election.retry_period;
   cfg.clock = options_.clock;
   cfg.on_started_leading = [&](std::stop_token leading) {
     spdlog::info("controller-manager: {} is the leader", identity);

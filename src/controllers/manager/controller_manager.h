@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "client/leader_elector.h"
 #include "client/rest_client.h"
 #include "controllers/manager/controller_context.h"
 
@@ -36,6 +37,8 @@ struct ControllerManagerOptions {
   int workers = 5;
   std::chrono::seconds node_monitor_grace_period{50};  // --node-monitor-grace-period
   bool leader_elect = true;
+  // --leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period.
+  client::LeaderElectionTimings leader_election;
   std::string lease_namespace = "kube-system";
   std::string lease_name = "kube-controller-manager";
   std::string identity;  // unique per replica; default: hostname + random suffix
