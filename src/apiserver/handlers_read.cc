@@ -286,6 +286,20 @@ Response APIServer::HandleWatch(RequestContext& ctx) {
     limit = base +
             std::chrono::milliseconds(std::uniform_int_distribution<int64_t>(0, base.count())(rng));
   }
+  if (!ctx.storage.cache()->keeps_objects() && !wo.from_revision) {
+    // The cache keeps no objects (Events): the current state is read from the store, and the
+    // cache's history follows from that revision on.
+    auto state = ctx.storage.ListCurrentFromStore(*filter);
+    if (!state.ok()) return ErrorResponse(state.error());
+    if (!cacher_->WaitForRevision(state->revision, options_.storage.too_large_rv_wait)) {
+      return ErrorResponse(
+          Timeout("Too large resource version: " + std::to_string(state->revision) +
+                      ", current: " + std::to_string(cacher_->applied_revision()),
+                  1));
+    }
+    wo.from_revision = state->revision;
+    wo.initial_objects = std::move(state->items);
+  }
   auto watcher =
       ctx.storage.cache()->Watch(std::move(*filter), wo, options_.cacher.cache.watcher_buffer);
   if (!watcher.ok()) {

@@ -340,6 +340,17 @@ std::optional<ApiError> ResourceStorage::WaitForCache(store::Revision revision) 
 ApiOr<CachedObjectPtr> ResourceStorage::Get(const std::string& ns, const std::string& name,
                                             const std::string& resource_version) {
   std::string key = StorageKey(*info_, ns, name);
+  if (!cache_->keeps_objects() && !resource_version.empty()) {
+    // No objects in the cache: any version, or one not older than N, is read from the store.
+    store::Revision rv = 0;
+    if (!ParseRevision(resource_version, &rv)) {
+      return BadRequest("invalid resource version \"" + resource_version + "\"");
+    }
+    if (rv > 0) {
+      if (auto err = WaitForCache(rv)) return *err;
+    }
+    return Get(ns, name, "");
+  }
   if (resource_version.empty()) {
     store::RangeRequest req;
     req.key = key;
@@ -366,6 +377,8 @@ ApiOr<CachedObjectPtr> ResourceStorage::Get(const std::string& ns, const std::st
 
 ApiOr<ListResult> ResourceStorage::ListFromCache(const ListOptions& options,
                                                  const std::string& start_key) {
+  // No objects in the cache (Events): the store's current state, which is at least as new.
+  if (!cache_->keeps_objects()) return ListFromStore(options, 0, start_key);
   bool more = false;
   size_t limit = options.limit > 0 ? static_cast<size_t>(options.limit) : 0;
   WatchCache::ListResult r = cache_->List(options.filter, start_key, limit, &more);
@@ -419,6 +432,10 @@ ApiOr<ListResult> ResourceStorage::ListFromStore(const ListOptions& options,
       }
       return FromStatus(resp.status(), info_->gvr.Gr());
     }
+    if (revision == 0) {  // the store's current state: every further batch reads that revision
+      revision = resp->header_revision;
+      out.revision = revision;
+    }
     for (const auto& kv : resp->kvs) {
       auto obj = CachedObject::FromKeyValue(*info_, *kv);
       if (!obj.ok()) return InternalError(obj.status().message());
@@ -441,6 +458,12 @@ ApiOr<ListResult> ResourceStorage::ListFromStore(const ListOptions& options,
     from = resp->kvs.back()->key;
     from.push_back('\0');
   }
+}
+
+ApiOr<ListResult> ResourceStorage::ListCurrentFromStore(const WatchFilter& filter) {
+  ListOptions options;
+  options.filter = filter;
+  return ListFromStore(options, 0, "");
 }
 
 ApiOr<ListResult> ResourceStorage::List(const ListOptions& options) {

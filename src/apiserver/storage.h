@@ -131,6 +131,9 @@ class ResourceStorage {
                              const std::string& resource_version);
 
   ApiOr<ListResult> List(const ListOptions& options);
+  // The objects matching `filter` as the store holds them now, and that revision: the initial
+  // state of a watch when the watch cache keeps no objects (WatchCache::keeps_objects).
+  ApiOr<ListResult> ListCurrentFromStore(const WatchFilter& filter);
 
   // The read-modify-write behind PUT, PATCH and apply: `fn` receives the current object (null
   // when absent and create-on-update is allowed) and returns the desired object. Retries on

@@ -202,6 +202,21 @@ util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filt
       }
     } else {
       const store::Revision from = *options.from_revision;
+      if (options.initial_objects) {
+        for (CachedObjectPtr& o : *options.initial_objects) {
+          if (!filter.Matches(*info_, *o)) continue;
+          items.push_back(
+              {std::make_shared<WatchEvent>(WatchEventType::kAdded, std::move(o), nullptr),
+               WatchEventType::kAdded});
+        }
+        if (options.initial_events_end_bookmark) {
+          WatchItem b;
+          b.as = WatchEventType::kBookmark;
+          b.bookmark_revision = from;
+          b.initial_events_end = true;
+          items.push_back(std::move(b));
+        }
+      }
       auto first = std::upper_bound(
           history_.begin(), history_.end(), from,
           [](store::Revision r, const WatchEventPtr& ev) { return r < ev->revision(); });
@@ -271,6 +286,7 @@ void WatchCache::Reset(std::vector<CachedObjectPtr> objects, store::Revision rev
     std::lock_guard lock(mu_);
     objects_.clear();
     for (auto& o : objects) {
+      if (!options_.keep_objects) break;
       std::string key = o->storage_key;
       objects_.emplace(std::move(key), std::move(o));
     }
@@ -332,13 +348,23 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
   struct Change {
     const store::Event* ev;
     CachedObjectPtr obj;
+    CachedObjectPtr prev;  // without keep_objects: the store's previous value, if any
   };
   std::vector<Change> changes;
   changes.reserve(events.size());
   for (const store::Event& e : events) {
+    CachedObjectPtr prev;
+    if (!options_.keep_objects && e.prev_kv) {
+      auto p = CachedObject::FromKeyValue(*info_, *e.prev_kv);
+      if (p.ok()) prev = std::move(*p);
+    }
+    if (!options_.keep_objects && e.type != store::Event::Type::kPut) {
+      changes.push_back({&e, nullptr, std::move(prev)});
+      continue;
+    }
     if (e.type == store::Event::Type::kPut) {
       if (CachedObjectPtr offered = TakeOffer(*e.kv)) {
-        changes.push_back({&e, std::move(offered)});
+        changes.push_back({&e, std::move(offered), std::move(prev)});
         continue;
       }
       auto obj = CachedObject::FromKeyValue(*info_, *e.kv);
@@ -346,15 +372,29 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
         spdlog::error("watch cache {}: {}", info_->storage_prefix, obj.status().ToString());
         continue;
       }
-      changes.push_back({&e, std::move(*obj)});
+      changes.push_back({&e, std::move(*obj), std::move(prev)});
     } else {
-      changes.push_back({&e, nullptr});
+      changes.push_back({&e, nullptr, nullptr});
     }
   }
   std::vector<CachedObjectPtr> deleted_prev;
   {
     std::lock_guard lock(mu_);
     for (Change& c : changes) {
+      if (!options_.keep_objects) {
+        WatchEventPtr ev;
+        if (c.obj) {
+          ev = std::make_shared<WatchEvent>(
+              c.prev ? WatchEventType::kModified : WatchEventType::kAdded, c.obj, c.prev);
+        } else {
+          if (!c.prev) continue;
+          ev = std::make_shared<WatchEvent>(WatchEventType::kDeleted,
+                                            c.prev->WithRevision(c.ev->kv->mod_revision), c.prev);
+        }
+        AddHistoryLocked(ev);
+        DispatchLocked(ev, &wakes);
+        continue;
+      }
       const std::string& key = c.ev->kv->key;
       auto it = objects_.find(key);
       CachedObjectPtr prev = it == objects_.end() ? nullptr : it->second;
@@ -445,9 +485,13 @@ WatchCache* Cacher::AddResource(std::shared_ptr<const api::ResourceInfo> info) {
     std::shared_lock lock(caches_mu_);
     if (auto it = caches_.find(info->storage_prefix); it != caches_.end()) return it->second.get();
   }
-  auto cache = std::make_unique<WatchCache>(info, options_.cache);
+  WatchCacheOptions cache_options = options_.cache;
+  cache_options.keep_objects = !options_.history_only.contains(info->storage_prefix);
+  auto cache = std::make_unique<WatchCache>(info, cache_options);
   WatchCache* raw = cache.get();
-  if (thread_.joinable()) {
+  if (thread_.joinable() && !cache_options.keep_objects) {
+    cache->Reset({}, applied_.load());
+  } else if (thread_.joinable()) {
     // Running: load the prefix at the applied revision. The dispatcher cannot apply anything
     // while we hold dispatch_mu_, so the next event it applies for this prefix is newer.
     store::Revision rev = applied_.load();
@@ -522,7 +566,7 @@ util::Status Cacher::LoadAllLocked(store::Revision* revision) {
   for (auto& [prefix, cache] : caches_) by_cache[cache.get()];
   for (const auto& kv : resp->kvs) {
     WatchCache* cache = CacheForKeyLocked(kv->key);
-    if (!cache) continue;
+    if (!cache || !cache->keeps_objects()) continue;
     auto obj = CachedObject::FromKeyValue(cache->info(), *kv);
     if (!obj.ok()) return obj.status();
     by_cache[cache].push_back(std::move(*obj));
@@ -539,6 +583,9 @@ util::StatusOr<std::unique_ptr<store::WatchStream>> Cacher::WatchFrom(store::Rev
   wr.range_end = store::PrefixEnd(options_.prefix);
   wr.start_revision = start;
   wr.progress_notify = true;
+  // Caches without objects take a change's previous state from the event (upstream's cacher
+  // always asks for it).
+  wr.prev_kv = !options_.history_only.empty();
   return kv_->Watch(wr);
 }
 

@@ -34,6 +34,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <shared_mutex>
 #include <stop_token>
 #include <string>
@@ -92,6 +93,12 @@ struct WatchCacheOptions {
   size_t history_capacity = 10000;
   // Events queued per watcher before it is judged too slow and terminated.
   size_t watcher_buffer = 10000;
+  // Whether the cache keeps the current objects. Without them (Events: CacherOptions::
+  // history_only) it keeps only the event history: lists and gets go to the store, a watch that
+  // starts with the current state is handed that state read from the store
+  // (WatchOptions::initial_objects), and the previous state of a change comes with the store's
+  // event (prev_kv) instead of from the cache.
+  bool keep_objects = true;
 };
 
 // One item a watcher delivers: an event (as a given type) or a bookmark.
@@ -145,6 +152,8 @@ class WatchCache {
   WatchCache(std::shared_ptr<const api::ResourceInfo> info, WatchCacheOptions options);
 
   const api::ResourceInfo& info() const { return *info_; }
+  // WatchCacheOptions::keep_objects: without them, List, Get and size() see nothing.
+  bool keeps_objects() const { return options_.keep_objects; }
 
   struct ListResult {
     std::vector<CachedObjectPtr> items;  // in storage-key order
@@ -169,6 +178,11 @@ class WatchCache {
     bool bookmarks = false;
     // sendInitialEvents: after the synthetic ADDED events, a bookmark marked initial-events-end.
     bool initial_events_end_bookmark = false;
+    // With from_revision: synthetic ADDED events for those of these objects that match (the
+    // state at from_revision, read from the store by the caller) before the events after it.
+    // How a cache without objects (keep_objects false) starts a watch with the current state;
+    // such a cache delivers no initial state without them.
+    std::optional<std::vector<CachedObjectPtr>> initial_objects;
   };
   // Fails with Expired (kOutOfRange, "too old resource version") when from_revision is older
   // than the history window.
@@ -223,6 +237,10 @@ struct CacherOptions {
   std::string prefix = "/registry/";
   WatchCacheOptions cache;
   std::chrono::milliseconds bookmark_interval{std::chrono::seconds(60)};
+  // Storage prefixes whose caches keep only the event history, no current objects
+  // (WatchCacheOptions::keep_objects). Events by default, as upstream (DefaultWatchCacheSizes:
+  // events 0): they are most of what a busy cluster writes, and read by lists with a selector.
+  std::set<std::string, std::less<>> history_only = {"/registry/events"};
   util::Clock* clock = &util::RealClock();
 };
 

@@ -211,6 +211,70 @@ TEST_F(WatchCacheTest, InitialEventsThenTheirEndBookmark) {
   EXPECT_EQ(items[2].bookmark_revision, 2);
 }
 
+// `e` as the store's watch reports it with prev_kv: carrying the value `prev` put.
+store::Event WithPrev(store::Event e, const store::Event& prev) {
+  e.prev_kv = prev.kv;
+  return e;
+}
+
+store::Event Delete(const std::string& name, store::Revision revision) {
+  store::Event del;
+  del.type = store::Event::Type::kDelete;
+  auto kv = std::make_shared<store::KeyValue>();
+  kv->key = "/registry/configmaps/default/" + name;
+  kv->mod_revision = revision;
+  del.kv = kv;
+  return del;
+}
+
+TEST(HistoryOnlyWatchCacheTest, KeepsNoObjectsAndTakesThePreviousStateFromTheStoresEvent) {
+  WatchCache cache(ConfigMaps(),
+                   {.history_capacity = 5, .watcher_buffer = 100, .keep_objects = false});
+  auto loaded = CachedObject::FromKeyValue(*ConfigMaps(), *Put("z", "web", 1, 1).kv);
+  ASSERT_TRUE(loaded.ok());
+  cache.Reset({*loaded}, 1);
+  WatchFilter web;
+  web.labels = *api::LabelSelector::Parse("app=web");
+  auto w = cache.Watch(web, {.from_revision = 1}, 100);
+  ASSERT_TRUE(w.ok());
+  cache.Apply({Put("a", "web", 2, 2)}, 2);
+  cache.Apply({WithPrev(Put("a", "web", 3, 2), Put("a", "web", 2, 2))}, 3);
+  cache.Apply({WithPrev(Put("a", "db", 4, 2), Put("a", "web", 3, 2))}, 4);  // leaves the selector
+  cache.Apply({WithPrev(Put("a", "web", 5, 2), Put("a", "db", 4, 2))}, 5);  // comes back
+  cache.Apply({WithPrev(Delete("a", 6), Put("a", "web", 5, 2))}, 6);
+  cache.Apply({Delete("never-seen", 7)}, 7);  // no previous state: nothing to say
+  std::vector<WatchItem> items = Drain(**w);
+  EXPECT_EQ(Types(items), (std::vector<std::string>{"ADDED a@2", "MODIFIED a@3", "DELETED a@4",
+                                                    "ADDED a@5", "DELETED a@6"}));
+  ASSERT_EQ(items.size(), 5u);
+  EXPECT_EQ(items[1].event->prev()->revision, 2);
+  EXPECT_EQ(items[4].event->prev()->revision, 5);
+  // Neither the loaded object nor any written one is kept.
+  EXPECT_EQ(cache.size(), 0u);
+  EXPECT_TRUE(cache.List({}).items.empty());
+  EXPECT_EQ(cache.Get("/registry/configmaps/default/z"), nullptr);
+  EXPECT_EQ(cache.revision(), 7);
+
+  // A watch that starts with the current state is handed it (read from the store at 7), then
+  // gets the changes after 7.
+  auto b = CachedObject::FromKeyValue(*ConfigMaps(), *Put("b", "web", 7, 7).kv);
+  auto c = CachedObject::FromKeyValue(*ConfigMaps(), *Put("c", "db", 7, 7).kv);
+  ASSERT_TRUE(b.ok() && c.ok());
+  auto w2 = cache.Watch(web,
+                        {.from_revision = 7,
+                         .bookmarks = true,
+                         .initial_events_end_bookmark = true,
+                         .initial_objects = std::vector<CachedObjectPtr>{*b, *c}},
+                        100);
+  ASSERT_TRUE(w2.ok());
+  cache.Apply({Put("d", "web", 8, 8)}, 8);
+  items = Drain(**w2);
+  EXPECT_EQ(Types(items), (std::vector<std::string>{"ADDED b@7", "BOOKMARK", "ADDED d@8"}));
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_TRUE(items[1].initial_events_end);
+  EXPECT_EQ(items[1].bookmark_revision, 7);
+}
+
 TEST_F(WatchCacheTest, PeriodicBookmarksOnlyForWatchersThatAskAndOnlyWhenDue) {
   History(3);
   auto with = cache_.Watch({}, {.from_revision = 3, .bookmarks = true}, 100);

@@ -233,6 +233,81 @@ TEST_F(InProcessWatchTest, LeanWatchesShareObjectsWithoutManagedFieldsAndUpdates
   EXPECT_EQ(api::FindString(l_mod->doc(), {"data", "w"}), "2");
 }
 
+TEST_F(InProcessWatchTest, EventsAreReadFromTheStoreAndWatchedFromTheCachesHistory) {
+  constexpr char kEvents[] = "/api/v1/namespaces/default/events";
+  auto create_event = [&](const std::string& name, const std::string& pod) {
+    return Write("POST", kEvents,
+                 R"({"apiVersion":"v1","kind":"Event","metadata":{"name":")" + name +
+                     R"("},"involvedObject":{"kind":"Pod","namespace":"default","name":")" + pod +
+                     R"("},"reason":"Test","message":"m","type":"Normal","count":1})");
+  };
+  auto watch = [&](std::vector<std::pair<std::string, std::string>> query) {
+    query.emplace_back("watch", "true");
+    query.emplace_back("fieldSelector", "involvedObject.name=pod-a");
+    auto resp = transport_->Stream({.path = kEvents, .query = std::move(query)});
+    EXPECT_TRUE(resp.ok() && resp->status == 200);
+    return std::make_unique<client::StreamWatcher>(std::move(resp->body));
+  };
+  auto next = [](client::Watcher& w) -> std::string {
+    auto e = w.Next();
+    if (!e.ok() || !e->has_value()) return "end";
+    const client::WatchEvent& ev = **e;
+    std::string type = ev.type == client::EventType::kAdded      ? "ADDED"
+                       : ev.type == client::EventType::kModified ? "MODIFIED"
+                       : ev.type == client::EventType::kDeleted  ? "DELETED"
+                                                                 : "OTHER";
+    return type + " " + std::string(ev.object->name()) +
+           " count=" + json::serialize(ev.object->doc().at("count"));
+  };
+  ASSERT_NE(create_event("ev1", "pod-a"), nullptr);
+  ASSERT_NE(create_event("ev2", "pod-b"), nullptr);
+  // The watch cache keeps no Events (upstream's default): lists and gets read the store.
+  apiserver::WatchCache* cache = server_->cacher()->ForPrefix("/registry/events");
+  ASSERT_NE(cache, nullptr);
+  EXPECT_FALSE(cache->keeps_objects());
+  EXPECT_EQ(cache->size(), 0u);
+  for (const std::string rv : {"", "0"}) {
+    auto list = transport_->Do(
+        {.path = kEvents,
+         .query = {{"fieldSelector", "involvedObject.name=pod-a"}, {"resourceVersion", rv}}});
+    ASSERT_TRUE(list.ok());
+    ASSERT_EQ(list->status, 200) << list->body;
+    json::value doc = json::parse(list->body);
+    ASSERT_EQ(doc.at("items").as_array().size(), 1u) << "resourceVersion=" << rv;
+    EXPECT_EQ(doc.at("items").at(0).at("metadata").at("name"), "ev1");
+    EXPECT_NE(doc.at("metadata").at("resourceVersion").as_string(), "0");
+    auto got =
+        transport_->Do({.path = std::string(kEvents) + "/ev2", .query = {{"resourceVersion", rv}}});
+    ASSERT_TRUE(got.ok());
+    EXPECT_EQ(got->status, 200) << "resourceVersion=" << rv << ": " << got->body;
+  }
+  auto all = transport_->Do({.path = kEvents});
+  ASSERT_TRUE(all.ok());
+  json::value listed = json::parse(all->body);
+  EXPECT_EQ(listed.at("items").as_array().size(), 2u);
+  const std::string list_rv(listed.at("metadata").at("resourceVersion").as_string());
+
+  // A watch without a resourceVersion starts with the current state; one from the list's
+  // resourceVersion (kubectl get -w) with what follows it.
+  auto from_now = watch({});
+  auto from_list = watch({{"resourceVersion", list_rv}});
+  EXPECT_EQ(next(*from_now), "ADDED ev1 count=1");
+  ASSERT_NE(Write("PATCH", std::string(kEvents) + "/ev1", R"({"count":2})",
+                  "application/merge-patch+json"),
+            nullptr);
+  ASSERT_NE(create_event("ev3", "pod-b"), nullptr);  // not selected
+  ASSERT_NE(create_event("ev4", "pod-a"), nullptr);
+  auto del = transport_->Do({.method = "DELETE", .path = std::string(kEvents) + "/ev1"});
+  ASSERT_TRUE(del.ok());
+  ASSERT_EQ(del->status, 200) << del->body;
+  for (auto* w : {from_now.get(), from_list.get()}) {
+    EXPECT_EQ(next(*w), "MODIFIED ev1 count=2");
+    EXPECT_EQ(next(*w), "ADDED ev4 count=1");
+    EXPECT_EQ(next(*w), "DELETED ev1 count=2");  // the last state
+  }
+  EXPECT_EQ(cache->size(), 0u);
+}
+
 TEST_F(InProcessWatchTest, WritesStartingFromALaggingCacheStillApplyToTheStoredObject) {
   api::ObjectPtr created = Create("lag", "0");
   ASSERT_NE(created, nullptr);

@@ -434,6 +434,39 @@ TEST_F(KubectlTest, WatchSeesChangesFromAnotherKubectl) {
   table_watch->Stop();
 }
 
+TEST_F(KubectlTest, EventsListWatchAndDescribe) {
+  // The watch cache keeps no Events (they are read from the store, as upstream): get, get -w and
+  // describe's lookup by involvedObject fields must all still find them.
+  ASSERT_EQ(K({"run", "p", "--image=nginx:1.27"}).exit_code, 0);
+  std::string uid = K({"get", "pod", "p", "-o", "jsonpath={.metadata.uid}"}).out;
+  ASSERT_FALSE(uid.empty());
+  auto event = [&](const std::string& name, const std::string& message) {
+    return K({"create", "-f", "-"}, true,
+             R"({"apiVersion":"v1","kind":"Event","metadata":{"name":")" + name +
+                 R"("},"involvedObject":{"kind":"Pod","apiVersion":"v1","name":"p","namespace":")" +
+                 ns_ + R"(","uid":")" + uid + R"("},"reason":"Tested","message":")" + message +
+                 R"(","type":"Normal","count":1,"source":{"component":"e2e"}})");
+  };
+  CommandResult first = event("first", "the first event");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  auto watch = kubectl_->Start({"get", "events", "-w", "-n", ns_});
+  EXPECT_TRUE(watch->WaitFor("the first event", std::chrono::seconds(30))) << watch->out_so_far();
+  CommandResult second = event("second", "the second event");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_TRUE(watch->WaitFor("the second event", std::chrono::seconds(30))) << watch->out_so_far();
+  watch->Stop();
+
+  CommandResult describe = K({"describe", "pod", "p"});
+  ASSERT_EQ(describe.exit_code, 0) << describe.err;
+  size_t events_at = describe.out.find("Events:");
+  ASSERT_NE(events_at, std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("the first event", events_at), std::string::npos) << describe.out;
+  EXPECT_NE(describe.out.find("the second event", events_at), std::string::npos) << describe.out;
+  std::string listed = K({"get", "events"}).out;
+  EXPECT_NE(listed.find("the first event"), std::string::npos) << listed;
+  EXPECT_NE(listed.find("the second event"), std::string::npos) << listed;
+}
+
 TEST_F(KubectlTest, ExplainDeploymentStrategy) {
   CommandResult r = kubectl_->Run({"explain", "deployment.spec.strategy"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
