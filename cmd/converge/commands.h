@@ -21,6 +21,9 @@ void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* options);
 // --node-monitor-grace-period (a Go duration, e.g. "50s"), shared by `controller-manager` and
 // `server`.
 void AddNodeMonitorGracePeriodFlag(CLI::App* sub, std::chrono::seconds* grace);
+// --node-monitor-period (a positive Go duration, upstream's 5s: how often the node lifecycle
+// controller checks node health), shared by `controller-manager` and `server`.
+void AddNodeMonitorPeriodFlag(CLI::App* sub, std::chrono::milliseconds* period);
 
 // Upstream's --leader-elect-lease-duration (15s), --leader-elect-renew-deadline (10s) and
 // --leader-elect-retry-period (2s), Go durations, shared by `controller-manager`, `scheduler` and

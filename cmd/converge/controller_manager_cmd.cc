@@ -27,6 +27,7 @@ struct ControllerManagerFlags {
   bool leader_elect = true;
   client::LeaderElectionTimings leader_election;
   std::chrono::seconds node_monitor_grace_period{50};
+  std::chrono::milliseconds node_monitor_period{std::chrono::seconds(5)};
   double fault_watch_delay_seconds = 0;
   bool use_service_account_credentials = false;
 };
@@ -131,6 +132,7 @@ int RunControllerManager(const ControllerManagerFlags& f) {
   o.leader_elect = f.leader_elect;
   o.leader_election = f.leader_election;
   o.node_monitor_grace_period = f.node_monitor_grace_period;
+  o.node_monitor_period = f.node_monitor_period;
   ServiceAccountClients sa_clients(*config, &rest);
   if (f.use_service_account_credentials) {
     o.client_for = [&sa_clients](const std::string& name) { return sa_clients.For(name); };
@@ -199,6 +201,22 @@ bool CheckLeaderElectionFlags(const char* component, const client::LeaderElectio
   return false;
 }
 
+void AddNodeMonitorPeriodFlag(CLI::App* sub, std::chrono::milliseconds* period) {
+  sub->add_option_function<std::string>(
+         "--node-monitor-period",
+         [period](const std::string& value) {
+           std::optional<int64_t> ns = api::ParseDuration(value);
+           if (!ns || *ns < 1'000'000) {
+             throw CLI::ValidationError("--node-monitor-period",
+                                        "a duration of at least 1ms: " + value);
+           }
+           *period =
+               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*ns));
+         },
+         "How often the node lifecycle controller checks node health")
+      ->default_str("5s");
+}
+
 void RegisterControllerManager(CLI::App& app) {
   auto flags = std::make_shared<ControllerManagerFlags>();
   CLI::App* sub = app.add_subcommand("controller-manager", "Run the controllers alone");
@@ -216,6 +234,7 @@ void RegisterControllerManager(CLI::App& app) {
       ->capture_default_str();
   AddLeaderElectionFlags(sub, &flags->leader_election);
   AddNodeMonitorGracePeriodFlag(sub, &flags->node_monitor_grace_period);
+  AddNodeMonitorPeriodFlag(sub, &flags->node_monitor_period);
   sub->add_option("--fault-watch-delay", flags->fault_watch_delay_seconds,
                   "Fault injection: deliver every watch event this many seconds late (a stale "
                   "informer cache; docs/FAULTS.md)")

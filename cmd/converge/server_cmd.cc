@@ -42,6 +42,7 @@ void RegisterServer(CLI::App& app) {
       ->capture_default_str();
   AddLeaderElectionFlags(sub, &options->leader_election);
   AddNodeMonitorGracePeriodFlag(sub, &options->node_monitor_grace_period);
+  AddNodeMonitorPeriodFlag(sub, &options->node_monitor_period);
   AddNodeLeaseDurationFlag(sub, &options->node_lease_duration_seconds);
   sub->callback([options] { SetExitCode(RunServer(*options)); });
 }

@@ -115,6 +115,7 @@ util::Status AllInOne::Start() {
     o.leader_elect = options_.leader_elect;
     o.leader_election = options_.leader_election;
     o.node_monitor_grace_period = options_.node_monitor_grace_period;
+    o.node_monitor_period = options_.node_monitor_period;
     controllers::ControllerManager manager(o);
     spdlog::info("controller-manager: starting");
     if (auto s = manager.Run(stop_.get_token()); !s.ok()) {

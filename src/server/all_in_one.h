@@ -31,7 +31,8 @@ struct AllInOneOptions {
   // for the controller-manager and the scheduler.
   client::LeaderElectionTimings leader_election;
   std::chrono::seconds node_monitor_grace_period{50};  // --node-monitor-grace-period
-  int node_lease_duration_seconds = 40;                // --node-lease-duration-seconds
+  std::chrono::milliseconds node_monitor_period{std::chrono::seconds(5)};  // --node-monitor-period
+  int node_lease_duration_seconds = 40;  // --node-lease-duration-seconds
 };
 
 class AllInOne {

@@ -121,13 +121,13 @@ TEST_F(FaultsTest, StaleControllerCache) {
 // A node stops heartbeating long enough to be marked unreachable, then comes back. Upstream's
 // timings scaled down ten-fold: node Leases of 4 s renewed every second (upstream: 40 s, every
 // 10 s) and a grace period of 5 s (upstream: 50 s), so a healthy node still has five renewals in
-// every grace period.
+// every grace period; the node lifecycle controller looks every second (upstream: 5 s).
 TEST_F(FaultsTest, NodeHeartbeatsPauseAndResume) {
   server_.Stop();
   ASSERT_TRUE(server_.Start(
       {.command = "server",
        .extra_args = {"--nodes", "3", "--enable-fault-injection", "--node-lease-duration-seconds",
-                      "4", "--node-monitor-grace-period", "5s"},
+                      "4", "--node-monitor-grace-period", "5s", "--node-monitor-period", "1s"},
        .data_dir = server_.data_dir()}));
   {
     // The node's Lease carries the flag's duration once the restarted kubelet has renewed it (the

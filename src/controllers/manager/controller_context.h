@@ -33,6 +33,8 @@ struct ControllerContext {
   // How long a node may go without a heartbeat before it is marked Unknown and tainted
   // (--node-monitor-grace-period; 50 s upstream).
   std::chrono::seconds node_monitor_grace_period{50};
+  // How often the node lifecycle controller checks node health (--node-monitor-period; 5 s).
+  std::chrono::milliseconds node_monitor_period{std::chrono::seconds(5)};
   // An event recorder whose events carry `component` as source (e.g. "deployment-controller").
   // The recorder lives as long as the controller-manager.
   std::function<client::EventRecorder*(std::string_view component)> recorder;

@@ -402,6 +402,7 @@ ControllerDescriptor Descriptor() {
             o.clock = ctx.clock;
             o.metrics = ctx.metrics;
             o.health.grace = ctx.node_monitor_grace_period;
+            o.monitor_period = ctx.node_monitor_period;
             if (ctx.recorder) {
               o.node_recorder = ctx.recorder("node-controller");
               o.eviction_recorder = ctx.recorder("taint-eviction-controller");
