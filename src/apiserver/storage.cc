@@ -64,6 +64,16 @@ auto Timed(util::Histogram* h, F&& request) {
   return result;
 }
 
+// The token of the page after `last`: the next page starts just past its key, at the same
+// revision.
+std::string ContinueAfter(const api::ResourceInfo& info, store::Revision revision,
+                          const CachedObject& last) {
+  const std::string base = StoragePrefix(info, "");
+  std::string next = last.storage_key.substr(base.size());
+  next.push_back('\0');
+  return EncodeContinue(revision, next);
+}
+
 }  // namespace
 
 std::string EncodeContinue(store::Revision revision, std::string_view start_key_suffix) {
@@ -386,10 +396,7 @@ ApiOr<ListResult> ResourceStorage::ListFromCache(const ListOptions& options,
   out.revision = r.revision;
   out.items = std::move(r.items);
   if (more && !out.items.empty()) {
-    std::string prefix = StoragePrefix(*info_, "");
-    std::string next = out.items.back()->storage_key.substr(prefix.size());
-    next.push_back('\0');
-    out.continue_token = EncodeContinue(out.revision, next);
+    out.continue_token = ContinueAfter(*info_, out.revision, *out.items.back());
     out.remaining_item_count = r.remaining;
   }
   return out;
@@ -408,12 +415,6 @@ ApiOr<ListResult> ResourceStorage::ListFromStore(const ListOptions& options,
   // store. With one, some keys may not match: ask for more and go on from where a batch ended.
   const WatchFilter& f = options.filter;
   const bool selective = !f.name.empty() || !f.labels.Empty() || !f.fields.Empty();
-  auto continue_after_last = [&] {
-    std::string base = StoragePrefix(*info_, "");
-    std::string next = out.items.back()->storage_key.substr(base.size());
-    next.push_back('\0');
-    out.continue_token = EncodeContinue(revision, next);
-  };
   while (true) {
     store::RangeRequest req;
     req.key = from;
@@ -441,7 +442,7 @@ ApiOr<ListResult> ResourceStorage::ListFromStore(const ListOptions& options,
       if (!obj.ok()) return InternalError(obj.status().message());
       if (!options.filter.Matches(*info_, **obj)) continue;
       if (limit > 0 && out.items.size() == limit) {
-        continue_after_last();
+        out.continue_token = ContinueAfter(*info_, revision, *out.items.back());
         return out;
       }
       out.items.push_back(std::move(*obj));
@@ -451,7 +452,7 @@ ApiOr<ListResult> ResourceStorage::ListFromStore(const ListOptions& options,
     // whether or not any of the rest matches a selector — and, without a selector, the number
     // of the rest (one batch was the whole page).
     if (limit > 0 && out.items.size() == limit) {
-      continue_after_last();
+      out.continue_token = ContinueAfter(*info_, revision, *out.items.back());
       if (!selective) out.remaining_item_count = resp->count - static_cast<int64_t>(limit);
       return out;
     }
