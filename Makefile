@@ -45,7 +45,7 @@ test-asan: deps
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
 
 test-tsan: deps
-	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVERGE_SANITIZE=thread -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines -DCONVERGE_PCH=OFF
+	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVERGE_SANITIZE=thread -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines
 	cmake --build build-tsan -j $(JOBS) --target sanitizer_tests
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
 
