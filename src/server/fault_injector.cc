@@ -64,7 +64,10 @@ std::optional<apiserver::Response> FaultInjector::Intercept(apiserver::Request& 
                                                             const apiserver::RequestInfo& ri) {
   if (!ri.is_resource_request) {
     std::string_view path = req.path;
-    if (path == kPrefix || path.starts_with(std::string(kPrefix) + "/")) return Serve(req);
+    if (path.starts_with(kPrefix) &&
+        (path.size() == kPrefix.size() || path[kPrefix.size()] == '/')) {
+      return Serve(req);
+    }
     return std::nullopt;
   }
   if (!IsWrite(ri.verb)) return std::nullopt;
