@@ -115,6 +115,18 @@ class LifecycleTest : public ::testing::Test {
     const json::object* c = FindCondition(obj, type);
     return c != nullptr && api::Object::GetString(*c, "status") == "True";
   }
+  // Returns once the garbage collector's graph holds every pod created so far in the namespace:
+  // a pod created after them whose owner never existed is collected only after the collector has
+  // seen it, and its pod watch delivered the earlier pods first.
+  void WaitUntilTheCollectorHasSeenThePods() {
+    json::object ghost{{"apiVersion", "apps/v1"},
+                       {"kind", "ReplicaSet"},
+                       {"name", "ghost"},
+                       {"uid", "uid-ghost-" + ns_}};
+    Create(kPods, PodObject("sentinel", {ghost}));
+    ASSERT_TRUE(WaitFor([&] { return !Get(kPods, "sentinel"); }))
+        << "the collector never collected a pod whose owner does not exist";
+  }
 
   static testing::ServerProcess* server_;
   static client::RestClient* manager_client_;
@@ -151,6 +163,8 @@ TEST_F(LifecycleTest, GcDeletesPodsWhenNotOrphaning) {
 TEST_F(LifecycleTest, GcOrphansPodsIfDeleteOptionsSaySo) {
   api::Object rs = Create(kReplicaSets, ReplicaSetObject("simpletest-rs", "orphan"));
   for (int i = 0; i < 5; ++i) Create(kPods, PodObject("p" + std::to_string(i), {OwnerRef(rs)}));
+  // A dependent the collector sees only after orphaning has a dangling owner: it is collected.
+  WaitUntilTheCollectorHasSeenThePods();
   Delete(kReplicaSets, rs, "Orphan");
   ASSERT_TRUE(WaitFor([&] { return Count(*client_, kReplicaSets, ns_) == 0; }))
       << "the orphan finalizer was never removed";
@@ -169,6 +183,9 @@ TEST_F(LifecycleTest, GcKeepsTheOwnerUntilItsPodsAreDeletedInTheForeground) {
   for (int i = 0; i < 4; ++i) Create(kPods, PodObject("p" + std::to_string(i), {OwnerRef(rs)}));
   // One dependent is held by someone else's finalizer: the owner must wait for it.
   api::Object held = Create(kPods, PodObject("held", {OwnerRef(rs)}, {"example.com/hold"}));
+  // Upstream's collector, and ours, lets a foreground owner go once its graph shows no blocking
+  // dependent: one it has not seen yet does not hold it.
+  WaitUntilTheCollectorHasSeenThePods();
   Delete(kReplicaSets, rs, "Foreground");
   ASSERT_TRUE(WaitFor([&] { return Count(*client_, kPods, ns_) == 1; }));
   std::optional<api::Object> owner = Get(kReplicaSets, "simpletest-rs");
