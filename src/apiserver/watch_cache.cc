@@ -185,6 +185,15 @@ util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filt
     // The initial items may exceed the live buffer; size the queue to hold them.
     size_t initial = 0;
     std::vector<WatchItem> items;
+    // The bookmark that ends the initial events (sendInitialEvents), at `revision`.
+    auto end_initial_events = [&](store::Revision revision) {
+      if (!options.initial_events_end_bookmark) return;
+      WatchItem b;
+      b.as = WatchEventType::kBookmark;
+      b.bookmark_revision = revision;
+      b.initial_events_end = true;
+      items.push_back(std::move(b));
+    };
     if (!options.from_revision) {
       std::string prefix = StoragePrefix(*info_, filter.ns);
       for (auto it = objects_.lower_bound(prefix);
@@ -193,13 +202,7 @@ util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filt
         items.push_back({std::make_shared<WatchEvent>(WatchEventType::kAdded, it->second, nullptr),
                          WatchEventType::kAdded});
       }
-      if (options.initial_events_end_bookmark) {
-        WatchItem b;
-        b.as = WatchEventType::kBookmark;
-        b.bookmark_revision = revision_;
-        b.initial_events_end = true;
-        items.push_back(std::move(b));
-      }
+      end_initial_events(revision_);
     } else {
       const store::Revision from = *options.from_revision;
       if (options.initial_objects) {
@@ -209,13 +212,7 @@ util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filt
               {std::make_shared<WatchEvent>(WatchEventType::kAdded, std::move(o), nullptr),
                WatchEventType::kAdded});
         }
-        if (options.initial_events_end_bookmark) {
-          WatchItem b;
-          b.as = WatchEventType::kBookmark;
-          b.bookmark_revision = from;
-          b.initial_events_end = true;
-          items.push_back(std::move(b));
-        }
+        end_initial_events(from);
       }
       auto first = std::upper_bound(
           history_.begin(), history_.end(), from,
