@@ -154,30 +154,39 @@ int RunControllerManager(const ControllerManagerFlags& f) {
 
 }  // namespace
 
+namespace {
+
+// A flag that takes a Go duration ("1m30s", "500ms") into `*out`. A value that does not parse, or
+// is shorter than `min`, is a usage error.
+template <typename Duration>
+CLI::Option* AddDurationFlag(CLI::App* sub, const std::string& name, Duration* out,
+                             std::chrono::nanoseconds min, const std::string& help) {
+  return sub->add_option_function<std::string>(
+      name,
+      [name, out, min](const std::string& value) {
+        std::optional<int64_t> ns = api::ParseDuration(value);
+        if (!ns) throw CLI::ValidationError(name, "not a duration: " + value);
+        if (std::chrono::nanoseconds(*ns) < min) {
+          throw CLI::ValidationError(name, "too short: " + value);
+        }
+        *out = std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(*ns));
+      },
+      help);
+}
+
+}  // namespace
+
 void AddNodeMonitorGracePeriodFlag(CLI::App* sub, std::chrono::seconds* grace) {
-  sub->add_option_function<std::string>(
-         "--node-monitor-grace-period",
-         [grace](const std::string& value) {
-           std::optional<int64_t> ns = api::ParseDuration(value);
-           if (!ns || *ns <= 0) throw CLI::ValidationError("--node-monitor-grace-period", value);
-           *grace = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds(*ns));
-         },
-         "How long a node may stop heartbeating before it is marked Unknown and tainted")
+  AddDurationFlag(sub, "--node-monitor-grace-period", grace, std::chrono::nanoseconds(1),
+                  "How long a node may stop heartbeating before it is marked Unknown and tainted")
       ->default_str("50s");
 }
 
 void AddLeaderElectionFlags(CLI::App* sub, client::LeaderElectionTimings* timings) {
+  // Any duration parses here; CheckLeaderElectionFlags says what is wrong with the three together.
   auto add = [sub](const std::string& name, std::chrono::milliseconds* out,
                    const std::string& help) {
-    sub->add_option_function<std::string>(
-           name,
-           [name, out](const std::string& value) {
-             std::optional<int64_t> ns = api::ParseDuration(value);
-             if (!ns) throw CLI::ValidationError(name, "not a duration: " + value);
-             *out = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::nanoseconds(*ns));
-           },
-           help)
+    AddDurationFlag(sub, name, out, std::chrono::nanoseconds::min(), help)
         ->default_str(
             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(*out).count()) + "s");
   };
@@ -202,18 +211,8 @@ bool CheckLeaderElectionFlags(const char* component, const client::LeaderElectio
 }
 
 void AddNodeMonitorPeriodFlag(CLI::App* sub, std::chrono::milliseconds* period) {
-  sub->add_option_function<std::string>(
-         "--node-monitor-period",
-         [period](const std::string& value) {
-           std::optional<int64_t> ns = api::ParseDuration(value);
-           if (!ns || *ns < 1'000'000) {
-             throw CLI::ValidationError("--node-monitor-period",
-                                        "a duration of at least 1ms: " + value);
-           }
-           *period =
-               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*ns));
-         },
-         "How often the node lifecycle controller checks node health")
+  AddDurationFlag(sub, "--node-monitor-period", period, std::chrono::milliseconds(1),
+                  "How often the node lifecycle controller checks node health (at least 1ms)")
       ->default_str("5s");
 }
 
