@@ -156,12 +156,7 @@ util::StatusOr<api::ObjectPtr> SharedDecode(const std::string& json, bool withou
   // Parsed outside the lock; two readers may parse at once, and both end up with the one that
   // was published first.
   CONVERGE_ASSIGN_OR_RETURN(api::Object parsed, api::Object::Parse(json));
-  if (without_managed_fields) {
-    if (json::value* meta = parsed.mutable_doc().if_contains("metadata");
-        meta != nullptr && meta->is_object()) {
-      meta->get_object().stable_erase("managedFields");
-    }
-  }
+  if (without_managed_fields) parsed.mutable_metadata().stable_erase("managedFields");
   auto fresh = std::make_shared<const api::Object>(std::move(parsed));
   std::lock_guard lock(mu);
   if (api::ObjectPtr other = memo.lock()) return other;

@@ -20,13 +20,6 @@ BackoffOptions WithClock(BackoffOptions b, util::Clock* clock) {
   return b;
 }
 
-// Removes metadata.managedFields from `obj`; whether there were any.
-bool EraseManagedFields(api::Object& obj) {
-  boost::json::value* meta = obj.mutable_doc().if_contains("metadata");
-  if (meta == nullptr || !meta->is_object()) return false;
-  return meta->get_object().stable_erase("managedFields") > 0;
-}
-
 // `obj` without metadata.managedFields: itself when it has none (the in-process watch hands
 // such objects over, shared), else a copy.
 api::ObjectPtr WithoutManagedFields(api::ObjectPtr obj) {
@@ -34,7 +27,7 @@ api::ObjectPtr WithoutManagedFields(api::ObjectPtr obj) {
     return obj;
   }
   api::Object copy = *obj;
-  EraseManagedFields(copy);
+  copy.mutable_metadata().stable_erase("managedFields");
   return std::make_shared<const api::Object>(std::move(copy));
 }
 
@@ -173,7 +166,7 @@ util::Status Reflector::List(std::stop_token stop) {
   std::vector<api::ObjectPtr> items;
   items.reserve(list->items.size());
   for (api::Object& item : list->items) {
-    if (options_.drop_managed_fields) EraseManagedFields(item);
+    if (options_.drop_managed_fields) item.mutable_metadata().stable_erase("managedFields");
     items.push_back(std::make_shared<const api::Object>(std::move(item)));
   }
   options_.store->Replace(std::move(items), list->resource_version);
