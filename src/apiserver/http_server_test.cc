@@ -197,6 +197,18 @@ class PendingHandler {
       held_;  // guarded by mu_
 };
 
+// Sends `n` GETs of /pending at once, each on its own connection, and returns once `handler` holds
+// all of them.
+std::vector<std::future<Reply>> GetPendingConcurrently(uint16_t port, PendingHandler& handler,
+                                                       size_t n) {
+  std::vector<std::future<Reply>> pending;
+  for (size_t i = 0; i < n; ++i) {
+    pending.push_back(std::async(std::launch::async, [port] { return Get(port, "/pending"); }));
+  }
+  handler.WaitHeld(n);
+  return pending;
+}
+
 // A request whose response is pending holds no worker: with more of them than workers, other
 // requests are still served, and each pending one is answered once completed.
 TEST(HttpServerTest, PendingResponsesHoldNoWorker) {
@@ -207,13 +219,7 @@ TEST(HttpServerTest, PendingResponsesHoldNoWorker) {
   o.handler = [&handler](Request& req) { return handler.Handle(req); };
   HttpServer server(o);
   ASSERT_TRUE(server.Start().ok());
-  constexpr size_t kPending = 12;
-  std::vector<std::future<Reply>> pending;
-  for (size_t i = 0; i < kPending; ++i) {
-    pending.push_back(
-        std::async(std::launch::async, [&] { return Get(server.port(), "/pending"); }));
-  }
-  handler.WaitHeld(kPending);
+  std::vector<std::future<Reply>> pending = GetPendingConcurrently(server.port(), handler, 12);
   EXPECT_EQ(Get(server.port(), "/other").status, 200);
   handler.AnswerAll();
   for (auto& p : pending) EXPECT_EQ(p.get().status, 201);
@@ -230,13 +236,7 @@ TEST(HttpServerTest, StopAnswersPendingResponsesFirst) {
   o.handler = [&handler](Request& req) { return handler.Handle(req); };
   HttpServer server(o);
   ASSERT_TRUE(server.Start().ok());
-  constexpr size_t kPending = 8;
-  std::vector<std::future<Reply>> pending;
-  for (size_t i = 0; i < kPending; ++i) {
-    pending.push_back(
-        std::async(std::launch::async, [&] { return Get(server.port(), "/pending"); }));
-  }
-  handler.WaitHeld(kPending);
+  std::vector<std::future<Reply>> pending = GetPendingConcurrently(server.port(), handler, 8);
 
   // A keep-alive connection tells when Stop has begun: its next request is refused.
   boost::asio::io_context ioc;
