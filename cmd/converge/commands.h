@@ -55,5 +55,8 @@ void SetExitCode(int code);
 void BlockShutdownSignals();
 // Blocks until SIGINT or SIGTERM.
 void WaitForShutdownSignal();
+// Ends WaitForShutdownSignal as a SIGTERM would: for a component whose work ended on its own
+// (a leader that lost its lease exits, as upstream's do, so that it is restarted).
+void RequestShutdown();
 
 }  // namespace converge::cmd

@@ -140,7 +140,11 @@ int RunControllerManager(const ControllerManagerFlags& f) {
   controllers::ControllerManager manager(o);
   std::stop_source stop;
   util::Status result;
-  std::thread runner([&] { result = manager.Run(stop.get_token()); });
+  std::thread runner([&] {
+    result = manager.Run(stop.get_token());
+    // Ended on its own (a leader that lost its lease): the process exits 1, as upstream's does.
+    if (!stop.stop_requested()) RequestShutdown();
+  });
   spdlog::info("controller-manager: running");
   WaitForShutdownSignal();
   stop.request_stop();

@@ -86,7 +86,11 @@ int RunScheduler(const SchedulerFlags& f) {
   scheduler::Scheduler sched(o);
   std::stop_source stop;
   util::Status result;
-  std::thread runner([&] { result = sched.Run(stop.get_token()); });
+  std::thread runner([&] {
+    result = sched.Run(stop.get_token());
+    // Ended on its own (a leader that lost its lease): the process exits 1, as upstream's does.
+    if (!stop.stop_requested()) RequestShutdown();
+  });
   spdlog::info("scheduler: running as {}", f.scheduler_name);
   WaitForShutdownSignal();
   stop.request_stop();

@@ -1,5 +1,6 @@
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 
@@ -33,6 +34,12 @@ void WaitForShutdownSignal() {
   sigaddset(&set, SIGTERM);
   int sig = 0;
   sigwait(&set, &sig);
+}
+
+void RequestShutdown() {
+  // To the process, not the thread: every thread blocks the signal, so it stays pending until
+  // the thread in sigwait takes it.
+  kill(getpid(), SIGTERM);
 }
 
 }  // namespace converge::cmd

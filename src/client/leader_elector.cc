@@ -305,6 +305,14 @@ void LeaderElector::Release() {
   SetObserved(released);
 }
 
+util::Status LeadershipLost() {
+  return util::Aborted("leaderelection lost");
+}
+
+bool IsLeadershipLost(const util::Status& status) {
+  return status.code() == util::Code::kAborted && status.message() == "leaderelection lost";
+}
+
 void LeaderElector::Run(std::stop_token stop) {
   if (Acquire(stop)) {
     std::stop_source leading;

@@ -20,7 +20,9 @@
 // Run(stop): acquires, calls on_started_leading on a thread of its own with a stop token that
 // fires when leadership ends, renews until stop or failure; then, in this order: stops the
 // leading work and joins its thread, releases the lease (if configured and still held), calls
-// on_stopped_leading. Run is called once per elector.
+// on_stopped_leading. Run is called once per elector. It returns only when `stop` is requested or
+// leadership was lost: a caller that finds `stop` not requested lost the lease (upstream's
+// components then exit with "leaderelection lost", to be restarted as candidates).
 //
 // Thread-safety: IsLeader and GetLeader may be called from any thread.
 #pragma once
@@ -124,6 +126,11 @@ struct LeaderElectionConfig {
   // Uniform in [0, 1) for the jitter; nullptr: a seeded std::mt19937_64.
   std::function<double()> random;
 };
+
+// The status a component's Run returns when it lost its lease (kAborted, "leaderelection lost",
+// upstream's words).
+util::Status LeadershipLost();
+bool IsLeadershipLost(const util::Status& status);
 
 class LeaderElector {
  public:

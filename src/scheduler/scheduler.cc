@@ -466,6 +466,7 @@ util::Status Scheduler::Run(std::stop_token stop) {
   auto elector = client::LeaderElector::New(std::move(cfg));
   if (!elector.ok()) return elector.status();
   (*elector)->Run(stop);
+  if (!stop.stop_requested()) return client::LeadershipLost();
   return result;
 }
 

@@ -93,8 +93,9 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Runs until `stop` fires (or, with leader election, leadership is lost). Errors: the
-  // informers never synced before stop (kCancelled), a bad configuration.
+  // Runs until `stop` fires or, with leader election, leadership is lost (then the result is
+  // client::LeadershipLost; upstream's scheduler exits then). Errors: the informers never synced
+  // before stop (kCancelled), a bad configuration.
   util::Status Run(std::stop_token stop);
 
   // ---- What Run wires together, public so that tests can drive it without informers. ----

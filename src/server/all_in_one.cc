@@ -6,6 +6,7 @@
 
 #include "apiserver/server.h"
 #include "apiserver/storage.h"
+#include "client/leader_elector.h"
 #include "controllers/manager/controller_manager.h"
 #include "kubelet/kubelet.h"
 #include "scheduler/scheduler.h"
@@ -116,10 +117,18 @@ util::Status AllInOne::Start() {
     o.leader_election = options_.leader_election;
     o.node_monitor_grace_period = options_.node_monitor_grace_period;
     o.node_monitor_period = options_.node_monitor_period;
-    controllers::ControllerManager manager(o);
-    spdlog::info("controller-manager: starting");
-    if (auto s = manager.Run(stop_.get_token()); !s.ok()) {
-      spdlog::error("controller-manager: {}", s.ToString());
+    // A manager that lost its lease is a candidate again: the process also serves the API, so it
+    // does not exit as a lone controller manager would.
+    for (;;) {
+      controllers::ControllerManager manager(o);
+      spdlog::info("controller-manager: starting");
+      util::Status s = manager.Run(stop_.get_token());
+      if (client::IsLeadershipLost(s)) {
+        spdlog::warn("controller-manager: {}; standing as a candidate again", s.message());
+        continue;
+      }
+      if (!s.ok()) spdlog::error("controller-manager: {}", s.ToString());
+      break;
     }
   });
 
@@ -132,9 +141,15 @@ util::Status AllInOne::Start() {
     o.client = scheduler_client;
     o.leader_elect = options_.leader_elect;
     o.leader_election = options_.leader_election;
-    spdlog::info("scheduler: starting");
-    if (auto s = scheduler::Run(o, stop_.get_token()); !s.ok() && !stop_.stop_requested()) {
-      spdlog::error("scheduler: {}", s.ToString());
+    for (;;) {
+      spdlog::info("scheduler: starting");
+      util::Status s = scheduler::Run(o, stop_.get_token());
+      if (client::IsLeadershipLost(s)) {
+        spdlog::warn("scheduler: {}; standing as a candidate again", s.message());
+        continue;
+      }
+      if (!s.ok() && !stop_.stop_requested()) spdlog::error("scheduler: {}", s.ToString());
+      break;
     }
   });
 

@@ -50,7 +50,7 @@ int FreePort() {
 // Leader election of the controller-managers and the scheduler, shortened from upstream's 15s /
 // 10s / 2s so that a killed leader's successor (the standby controller-manager, the restarted
 // scheduler) takes over ~5 s after the kill instead of ~17 s. The renew deadline (4 s) still
-// outlasts the API server's restart below, or the scheduler, alone, would step down for good.
+// outlasts the API server's restart below, or the scheduler, alone, would exit (lost lease).
 const std::vector<std::string> kLeaderElectionFlags = {"--leader-elect-lease-duration", "5s",
                                                        "--leader-elect-renew-deadline", "4s",
                                                        "--leader-elect-retry-period",   "500ms"};
@@ -92,10 +92,10 @@ class SplitTest : public ::testing::Test {
         .out;
   }
 
-  // The Lease's holder, "" until there is one.
-  std::string LeaseHolder() {
-    CommandResult r = K({"get", "lease", "kube-controller-manager", "-n", "kube-system", "-o",
-                         "jsonpath={.spec.holderIdentity}"});
+  // The holder of the Lease kube-system/<name>, "" until there is one.
+  std::string LeaseHolder(const std::string& name = "kube-controller-manager") {
+    CommandResult r =
+        K({"get", "lease", name, "-n", "kube-system", "-o", "jsonpath={.spec.holderIdentity}"});
     return r.exit_code == 0 ? r.out : "";
   }
   // Waits until the Lease is held by someone other than `not_holder`.
@@ -211,6 +211,106 @@ TEST_F(SplitTest, WalkthroughWhileComponentsDieAndRestart) {
   checker.Stop();
   std::cout << "leader " << leader << " → " << successor << "; checker: " << checker.stats().events
             << " events, " << checker.stats().relists << " relists\n";
+}
+
+// A leader whose Lease another holder takes steps down and exits 1 ("leaderelection lost"), as
+// upstream's controller manager and scheduler do, so that whatever runs them restarts them as
+// candidates; neither keeps working, nor sits idle, without its Lease.
+TEST_F(SplitTest, ALeaderWhoseLeaseIsTakenExits) {
+  const std::vector<std::string> timings = {"--leader-elect-lease-duration", "2s",
+                                            "--leader-elect-renew-deadline", "1500ms",
+                                            "--leader-elect-retry-period",   "500ms"};
+  Process components[2];
+  const std::string commands[2] = {"controller-manager", "scheduler"};
+  const std::string leases[2] = {"kube-controller-manager", "kube-scheduler"};
+  for (int i = 0; i < 2; ++i) {
+    std::vector<std::string> args = {commands[i]};
+    args.insert(args.end(), timings.begin(), timings.end());
+    StartComponent(&components[i], commands[i], args);
+  }
+  for (int i = 0; i < 2; ++i) {
+    bool held = false;
+    for (int attempt = 0; attempt < 300 && !held; ++attempt) {
+      held = !LeaseHolder(leases[i]).empty();
+      if (!held) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_TRUE(held) << commands[i] << " never took " << leases[i];
+    EXPECT_TRUE(components[i].Running()) << commands[i];
+  }
+
+  // Someone else holds both Leases for an hour from now on.
+  for (const std::string& lease : leases) {
+    CommandResult r = K({"patch", "lease", lease, "-n", "kube-system", "--type=merge", "-p",
+                         R"({"spec":{"holderIdentity":"intruder","leaseDurationSeconds":3600}})"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  for (int i = 0; i < 2; ++i) {
+    bool exited = false;
+    for (int attempt = 0; attempt < 600 && !exited; ++attempt) {
+      exited = !components[i].Running();
+      if (!exited) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(exited) << commands[i] << " kept running without its Lease";
+    EXPECT_EQ(components[i].exit_code(), 1) << commands[i];
+    EXPECT_NE(testing::ReadFile(Log(commands[i])).find("leaderelection lost"), std::string::npos)
+        << commands[i];
+    // It let go: the intruder's record stands.
+    EXPECT_EQ(LeaseHolder(leases[i]), "intruder") << commands[i];
+  }
+}
+
+// In the all-in-one server the controller manager and the scheduler that lose their Leases stand
+// as candidates again (the process also serves the API, so it does not exit): once the other
+// holder's Lease expires they lead again and work.
+TEST(AllInOneLeaderElectionTest, ComponentsThatLoseTheirLeasesLeadAgainLater) {
+  ASSERT_TRUE(Kubectl::Available());
+  ServerProcess server;
+  ASSERT_TRUE(server.Start({.command = "server",
+                            .extra_args = {"--nodes", "1", "--leader-elect", "true",
+                                           "--leader-elect-lease-duration", "2s",
+                                           "--leader-elect-renew-deadline", "1500ms",
+                                           "--leader-elect-retry-period", "500ms"}}));
+  TempDir cache;
+  Kubectl kubectl(server.kubeconfig_path(), cache.path());
+  auto holder = [&](const std::string& lease) {
+    CommandResult r = kubectl.Run(
+        {"get", "lease", lease, "-n", "kube-system", "-o", "jsonpath={.spec.holderIdentity}"});
+    return r.exit_code == 0 ? r.out : "";
+  };
+  auto wait_for_holder_other_than = [&](const std::string& lease, const std::string& other) {
+    for (int attempt = 0; attempt < 300; ++attempt) {
+      std::string h = holder(lease);
+      if (!h.empty() && h != other) return h;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return std::string();
+  };
+  const std::string leases[2] = {"kube-controller-manager", "kube-scheduler"};
+  for (const std::string& lease : leases) {
+    ASSERT_NE(wait_for_holder_other_than(lease, ""), "") << lease;
+  }
+
+  // Another holder takes both for 5 s.
+  for (const std::string& lease : leases) {
+    CommandResult r = kubectl.Run(
+        {"patch", "lease", lease, "-n", "kube-system", "--type=merge", "-p",
+         R"({"spec":{"holderIdentity":"intruder","leaseDurationSeconds":5}})"});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+  for (const std::string& lease : leases) {
+    EXPECT_NE(wait_for_holder_other_than(lease, "intruder"), "") << lease << " never taken back";
+  }
+  std::string log = server.log();
+  for (const std::string component : {"controller-manager", "scheduler"}) {
+    EXPECT_NE(log.find(component + ": leaderelection lost; standing as a candidate again"),
+              std::string::npos)
+        << component;
+  }
+
+  // Both work again: a Deployment's pod is created (controller manager), scheduled and Ready.
+  ASSERT_EQ(kubectl.Run({"create", "deployment", "web", "--image=nginx:1.27"}).exit_code, 0);
+  CommandResult rollout = kubectl.Run({"rollout", "status", "deployment/web", "--timeout=120s"});
+  EXPECT_EQ(rollout.exit_code, 0) << rollout.out << rollout.err;
 }
 
 // Leader election and node lease flags that cannot work are refused at start, with an error

@@ -21,11 +21,16 @@ class Process {
   void Stop(int grace_ms = 5000);
   // SIGKILL now (a crash); reaps the child.
   void Kill();
+  // False once the child has exited (reaping it; exit_code then tells how it ended).
   bool Running();
   pid_t pid() const { return pid_; }
+  // The exit code of a child Running() found exited on its own; -1 if it was killed by a signal,
+  // or has not been seen to exit.
+  int exit_code() const { return exit_code_; }
 
  private:
   pid_t pid_ = -1;
+  int exit_code_ = -1;
 };
 
 // A fresh temporary directory, removed (recursively) on destruction unless KEEP_TEST_DIRS is set.

@@ -50,7 +50,8 @@ class ControllerManager {
   explicit ControllerManager(ControllerManagerOptions options);
   ~ControllerManager();
 
-  // Blocks until `stop` is requested (or, with leader election, leadership is lost).
+  // Blocks until `stop` is requested or, with leader election, leadership is lost; then the
+  // result is client::LeadershipLost (upstream's controller manager exits then).
   util::Status Run(std::stop_token stop);
 
  private:
