@@ -265,11 +265,11 @@ TEST_F(SplitTest, ALeaderWhoseLeaseIsTakenExits) {
 TEST(AllInOneLeaderElectionTest, ComponentsThatLoseTheirLeasesLeadAgainLater) {
   ASSERT_TRUE(Kubectl::Available());
   ServerProcess server;
-  ASSERT_TRUE(server.Start({.command = "server",
-                            .extra_args = {"--nodes", "1", "--leader-elect", "true",
-                                           "--leader-elect-lease-duration", "2s",
-                                           "--leader-elect-renew-deadline", "1500ms",
-                                           "--leader-elect-retry-period", "500ms"}}));
+  ASSERT_TRUE(server.Start(
+      {.command = "server",
+       .extra_args = {"--nodes", "1", "--leader-elect", "true", "--leader-elect-lease-duration",
+                      "2s", "--leader-elect-renew-deadline", "1500ms",
+                      "--leader-elect-retry-period", "500ms"}}));
   TempDir cache;
   Kubectl kubectl(server.kubeconfig_path(), cache.path());
   auto holder = [&](const std::string& lease) {
@@ -292,9 +292,9 @@ TEST(AllInOneLeaderElectionTest, ComponentsThatLoseTheirLeasesLeadAgainLater) {
 
   // Another holder takes both for 5 s.
   for (const std::string& lease : leases) {
-    CommandResult r = kubectl.Run(
-        {"patch", "lease", lease, "-n", "kube-system", "--type=merge", "-p",
-         R"({"spec":{"holderIdentity":"intruder","leaseDurationSeconds":5}})"});
+    CommandResult r =
+        kubectl.Run({"patch", "lease", lease, "-n", "kube-system", "--type=merge", "-p",
+                     R"({"spec":{"holderIdentity":"intruder","leaseDurationSeconds":5}})"});
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   }
   for (const std::string& lease : leases) {
