@@ -137,8 +137,11 @@ TEST_F(WalkthroughTest, SeedWalkthroughScaleToThreeOnDistinctNodes) {
   Until({"get", "nodes", "--no-headers"}, "(?:\\bReady\\b[^\\n]*\\n[^\\n]*){2}\\bReady\\b");
   ASSERT_EQ(K({"create", "deployment", "web", "--image=nginx:1.27"}).exit_code, 0);
 
-  // A second kubectl watches the Deployment while the first scales it.
+  // A second kubectl watches the Deployment while the first scales it. It scales only once the
+  // watch has printed the Deployment's first line: kubectl lists, prints and then watches, and a
+  // loaded machine can start it after the whole rollout (one line instead of a line per change).
   auto watch = kubectl_->Start({"get", "deployment", "web", "-w"});
+  ASSERT_TRUE(watch->WaitFor("web ", std::chrono::seconds(30))) << watch->out_so_far();
   ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=3"}).exit_code, 0);
   CommandResult rollout = K({"rollout", "status", "deployment/web", "--timeout=90s"});
   ASSERT_EQ(rollout.exit_code, 0) << rollout.out << rollout.err;
