@@ -51,6 +51,9 @@ void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* o) {
          [o](int seconds) { o->compaction_interval = std::chrono::seconds(seconds); },
          "Seconds between store compactions (0: never)")
       ->default_str("300");
+  AddDurationFlag(sub, "--event-ttl", &o->event_ttl, std::chrono::nanoseconds(1),
+                  "How long Events are kept after their last write")
+      ->default_str("1h0m0s");
   sub->add_flag("--insecure-http", o->insecure_http,
                 "Serve plain HTTP without authentication of clients (loopback only)");
   sub->add_option("--token-auth-file", o->token_auth_file,

@@ -5,6 +5,10 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <optional>
+#include <string>
+
+#include "api/special_types.h"
 
 namespace converge::server {
 struct ControlPlaneOptions;
@@ -14,6 +18,24 @@ struct LeaderElectionTimings;
 }
 
 namespace converge::cmd {
+
+// A flag that takes a Go duration ("1m30s", "500ms") into `*out`. A value that does not parse, or
+// is shorter than `min`, is a usage error.
+template <typename Duration>
+CLI::Option* AddDurationFlag(CLI::App* sub, const std::string& name, Duration* out,
+                             std::chrono::nanoseconds min, const std::string& help) {
+  return sub->add_option_function<std::string>(
+      name,
+      [name, out, min](const std::string& value) {
+        std::optional<int64_t> ns = api::ParseDuration(value);
+        if (!ns) throw CLI::ValidationError(name, "not a duration: " + value);
+        if (std::chrono::nanoseconds(*ns) < min) {
+          throw CLI::ValidationError(name, "too short: " + value);
+        }
+        *out = std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(*ns));
+      },
+      help);
+}
 
 // Flags shared by `apiserver` and `server`.
 void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* options);

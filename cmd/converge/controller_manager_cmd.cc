@@ -158,28 +158,6 @@ int RunControllerManager(const ControllerManagerFlags& f) {
 
 }  // namespace
 
-namespace {
-
-// A flag that takes a Go duration ("1m30s", "500ms") into `*out`. A value that does not parse, or
-// is shorter than `min`, is a usage error.
-template <typename Duration>
-CLI::Option* AddDurationFlag(CLI::App* sub, const std::string& name, Duration* out,
-                             std::chrono::nanoseconds min, const std::string& help) {
-  return sub->add_option_function<std::string>(
-      name,
-      [name, out, min](const std::string& value) {
-        std::optional<int64_t> ns = api::ParseDuration(value);
-        if (!ns) throw CLI::ValidationError(name, "not a duration: " + value);
-        if (std::chrono::nanoseconds(*ns) < min) {
-          throw CLI::ValidationError(name, "too short: " + value);
-        }
-        *out = std::chrono::duration_cast<Duration>(std::chrono::nanoseconds(*ns));
-      },
-      help);
-}
-
-}  // namespace
-
 void AddNodeMonitorGracePeriodFlag(CLI::App* sub, std::chrono::seconds* grace) {
   AddDurationFlag(sub, "--node-monitor-grace-period", grace, std::chrono::nanoseconds(1),
                   "How long a node may stop heartbeating before it is marked Unknown and tainted")

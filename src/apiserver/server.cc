@@ -239,6 +239,12 @@ util::Status APIServer::Start() {
   if (options_.compaction_interval.count() > 0) {
     compactor_ = std::jthread([this](std::stop_token st) { RunCompaction(st); });
   }
+  if (options_.event_ttl.count() > 0) {
+    event_expiry_ = std::make_unique<EventExpiry>(
+        EventExpiryOptions{.kv = options_.kv, .clock = options_.clock, .ttl = options_.event_ttl});
+    event_expiry_->Start();
+    event_expiry_thread_ = std::jthread([this](std::stop_token st) { event_expiry_->Run(st); });
+  }
   ready_ = true;
   return util::Status();
 }
@@ -252,6 +258,10 @@ void APIServer::Stop() {
   if (compactor_.joinable()) {
     compactor_.request_stop();
     compactor_.join();
+  }
+  if (event_expiry_thread_.joinable()) {
+    event_expiry_thread_.request_stop();
+    event_expiry_thread_.join();
   }
   if (cacher_) cacher_->Stop();
 }

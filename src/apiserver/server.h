@@ -28,6 +28,7 @@
 #include "apiserver/crd_controller.h"
 #include "apiserver/discovery.h"
 #include "apiserver/errors.h"
+#include "apiserver/event_expiry.h"
 #include "apiserver/fieldmanager.h"
 #include "apiserver/handler_util.h"
 #include "apiserver/openapi.h"
@@ -53,6 +54,9 @@ struct APIServerOptions {
   // The store is compacted every interval to the revision seen one interval earlier (upstream's
   // --etcd-compaction-interval, 5 minutes). Zero disables compaction.
   std::chrono::milliseconds compaction_interval{std::chrono::minutes(5)};
+  // Events are deleted this long after their last write (upstream's --event-ttl, one hour;
+  // apiserver/event_expiry.h). Zero keeps them.
+  std::chrono::milliseconds event_ttl{std::chrono::hours(1)};
   // How requests from outside the process are authenticated.
   AuthenticatorOptions authentication;
   // Authorization: system:masters, always-allowed paths, the node authorizer, then RBAC (with
@@ -204,6 +208,8 @@ class APIServer : public CustomResourceHost {
   std::jthread crd_thread_;
   RequestInterceptor interceptor_;  // set before serving
   std::jthread compactor_;
+  std::unique_ptr<EventExpiry> event_expiry_;  // set by Start when options_.event_ttl > 0
+  std::jthread event_expiry_thread_;
   std::atomic<bool> ready_{false};
 };
 

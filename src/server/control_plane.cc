@@ -93,6 +93,7 @@ util::Status ControlPlane::Start() {
   ao.advertise_address = options_.listen;
   ao.cacher.cache.history_capacity = options_.watch_cache_size;
   ao.compaction_interval = options_.compaction_interval;
+  ao.event_ttl = options_.event_ttl;
   api_ = std::make_unique<apiserver::APIServer>(ao);
   // kubectl logs: proxied to the kubelet serving the pod's node (its daemonEndpoints port).
   api_->SetLogProvider(kubelet::NewKubeletLogProxy(api_.get()));

@@ -35,6 +35,8 @@ struct ControlPlaneOptions {
   int io_threads = 2;
   size_t watch_cache_size = 10000;
   std::chrono::seconds compaction_interval{300};
+  // Events are deleted this long after their last write (upstream's --event-ttl).
+  std::chrono::milliseconds event_ttl{std::chrono::hours(1)};
   // Plain HTTP instead of TLS (loopback addresses only): for debugging with curl.
   bool insecure_http = false;
   // Upstream's --token-auth-file: token,user,uid[,"groups"] per line.

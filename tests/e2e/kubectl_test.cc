@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <regex>
+#include <thread>
 
 #include "testing/kubectl.h"
 #include "testing/server.h"
@@ -483,6 +484,40 @@ TEST_F(KubectlTest, DeleteWithoutCascadeWait) {
   CommandResult again = K({"delete", "configmap", "gone"});
   EXPECT_EQ(again.exit_code, 1);
   EXPECT_EQ(again.err, "Error from server (NotFound): configmaps \"gone\" not found\n");
+}
+
+// Events expire --event-ttl after their last write (upstream's flag; an etcd lease there): kubectl
+// sees one, then no longer. A ConfigMap created beside it stays.
+TEST(EventTtlTest, AnEventIsGoneAfterTheTtl) {
+  ServerProcess server;
+  ASSERT_TRUE(server.Start({.command = "apiserver", .extra_args = {"--event-ttl", "2s"}}));
+  TempDir cache;
+  Kubectl kubectl(server.kubeconfig_path(), cache.path());
+  CommandResult created =
+      kubectl.Run({"create", "-f", "-"},
+                  R"({"apiVersion":"v1","kind":"Event","metadata":{"name":"short-lived"},)"
+                  R"("involvedObject":{"kind":"ConfigMap","name":"c","namespace":"default"},)"
+                  R"("reason":"Tested","message":"an event that expires","type":"Normal"})");
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  ASSERT_EQ(kubectl.Run({"create", "configmap", "c"}).exit_code, 0);
+  EXPECT_NE(kubectl.Run({"get", "events"}).out.find("an event that expires"), std::string::npos);
+
+  CommandResult got;
+  for (int attempt = 0; attempt < 600; ++attempt) {
+    got = kubectl.Run({"get", "event", "short-lived", "--ignore-not-found", "-o", "name"});
+    if (got.exit_code == 0 && got.out.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(got.exit_code, 0) << got.err;
+  EXPECT_EQ(got.out, "") << "the Event outlived its TTL";
+  EXPECT_EQ(kubectl.Run({"get", "configmap", "c", "-o", "name"}).out, "configmap/c\n");
+
+  // A TTL of zero is refused, as upstream refuses it.
+  CommandResult zero = testing::RunCommand(
+      {CONVERGE_BINARY, "apiserver", "--data-dir", cache.path() + "/never", "--event-ttl", "0s"},
+      {}, "", std::chrono::seconds(30));
+  EXPECT_NE(zero.exit_code, 0);
+  EXPECT_NE((zero.out + zero.err).find("--event-ttl"), std::string::npos) << zero.out << zero.err;
 }
 
 }  // namespace
