@@ -7,16 +7,25 @@
 namespace converge::controllers {
 
 ClaimAction DecideClaim(const api::Object& controller, const api::Object& candidate, bool matches) {
-  std::optional<OwnerRef> ref = GetControllerOf(candidate);
-  if (ref.has_value()) {
-    if (ref->uid != controller.uid()) return ClaimAction::kIgnore;
+  return DecideClaim(controller,
+                     {.object = &candidate,
+                      .controller_uid = ControllerUidOf(candidate),
+                      .being_deleted = candidate.being_deleted()},
+                     matches);
+}
+
+ClaimAction DecideClaim(const api::Object& controller, const ClaimCandidate& candidate,
+                        bool matches) {
+  if (candidate.controller_uid.has_value()) {
+    if (*candidate.controller_uid != controller.uid()) return ClaimAction::kIgnore;
     if (matches) return ClaimAction::kOwned;
     if (controller.being_deleted()) return ClaimAction::kIgnore;
     return ClaimAction::kRelease;
   }
   if (controller.being_deleted() || !matches) return ClaimAction::kIgnore;
-  if (candidate.being_deleted()) return ClaimAction::kIgnore;
-  if (!controller.namespace_().empty() && controller.namespace_() != candidate.namespace_()) {
+  if (candidate.being_deleted) return ClaimAction::kIgnore;
+  if (!controller.namespace_().empty() &&
+      controller.namespace_() != candidate.object->namespace_()) {
     return ClaimAction::kIgnore;
   }
   return ClaimAction::kAdopt;

@@ -19,7 +19,9 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/labels.h"
@@ -33,6 +35,15 @@ enum class ClaimAction { kIgnore, kOwned, kAdopt, kRelease };
 
 // `matches`: the selector (and any filter) matches the candidate.
 ClaimAction DecideClaim(const api::Object& controller, const api::Object& candidate, bool matches);
+
+// What DecideClaim reads of a candidate, for callers that already have it (PodFacts).
+struct ClaimCandidate {
+  const api::Object* object = nullptr;  // required; its namespace is read only for an adoption
+  std::optional<std::string_view> controller_uid;  // ControllerUidOf(*object)
+  bool being_deleted = false;
+};
+ClaimAction DecideClaim(const api::Object& controller, const ClaimCandidate& candidate,
+                        bool matches);
 
 struct ClaimOptions {
   const api::Object* controller = nullptr;  // required

@@ -48,6 +48,23 @@ std::optional<OwnerRef> GetControllerOf(const api::Object& obj) {
   return std::nullopt;
 }
 
+std::optional<std::string_view> ControllerUidOf(const api::Object& obj) {
+  const json::array* refs = obj.owner_references();
+  if (refs == nullptr) return std::nullopt;
+  for (const json::value& v : *refs) {
+    if (!v.is_object() || !api::FindBool(v.as_object(), {"controller"})) continue;
+    const json::object& ref = v.as_object();
+    std::string_view uid = api::Object::GetString(ref, "uid");
+    // OwnerRef::FromJson's rule: a reference without uid, kind or name is no reference.
+    if (uid.empty() || api::Object::GetString(ref, "kind").empty() ||
+        api::Object::GetString(ref, "name").empty()) {
+      return std::nullopt;
+    }
+    return uid;
+  }
+  return std::nullopt;
+}
+
 bool IsControlledBy(const api::Object& obj, const api::Object& owner) {
   std::optional<OwnerRef> ref = GetControllerOf(obj);
   return ref.has_value() && !owner.uid().empty() && ref->uid == owner.uid();

@@ -39,6 +39,10 @@ OwnerRef NewControllerRef(const api::Object& owner, const api::GroupVersionKind&
 // The owner reference with controller: true, if any (metav1.GetControllerOf).
 std::optional<OwnerRef> GetControllerOf(const api::Object& obj);
 
+// GetControllerOf(obj)->uid without copying the reference: a view into `obj`, valid while it
+// lives; nullopt exactly when GetControllerOf returns nullopt.
+std::optional<std::string_view> ControllerUidOf(const api::Object& obj);
+
 // Whether `owner` (matched by uid) is the controller of `obj` (metav1.IsControlledBy).
 bool IsControlledBy(const api::Object& obj, const api::Object& owner);
 

@@ -59,6 +59,14 @@ json::object ReplicaSetStatus::ToJson() const {
 
 ReplicaSetStatus CalculateStatus(const api::Object& rs, const std::vector<api::ObjectPtr>& pods,
                                  const util::Status& manage_error, util::Clock::WallTime now) {
+  std::vector<PodFacts> facts;
+  facts.reserve(pods.size());
+  for (const api::ObjectPtr& pod : pods) facts.push_back(ComputePodFacts(*pod));
+  return CalculateStatus(rs, facts, manage_error, now);
+}
+
+ReplicaSetStatus CalculateStatus(const api::Object& rs, std::span<const PodFacts> pods,
+                                 const util::Status& manage_error, util::Clock::WallTime now) {
   ReplicaSetStatus status = ReplicaSetStatus::FromObject(rs);
   std::map<std::string, std::string> template_labels;
   if (const json::object* l =
@@ -70,11 +78,11 @@ ReplicaSetStatus CalculateStatus(const api::Object& rs, const std::vector<api::O
   api::LabelSelector fully_labeled = api::LabelSelector::FromMap(template_labels);
   int64_t min_ready = MinReadySeconds(rs);
   int64_t labeled = 0, ready = 0, available = 0;
-  for (const api::ObjectPtr& pod : pods) {
-    if (fully_labeled.Matches(pod->labels())) ++labeled;
-    if (IsPodReady(*pod)) {
+  for (const PodFacts& pod : pods) {
+    if (fully_labeled.Matches(pod.labels)) ++labeled;
+    if (pod.ready) {
       ++ready;
-      if (IsPodAvailable(*pod, min_ready, now)) ++available;
+      if (IsPodAvailable(pod, min_ready, now)) ++available;
     }
   }
   const Condition* failure = FindCondition(status.conditions, kReplicaFailure);

@@ -19,10 +19,12 @@
 #include <boost/json.hpp>
 
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "api/object.h"
 #include "controllers/common/conditions.h"
+#include "controllers/common/pod_facts.h"
 #include "controllers/common/slow_start.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -72,6 +74,9 @@ struct ReplicaSetStatus {
 // or nothing was attempted): it sets ReplicaFailure (reason FailedCreate when pods are missing,
 // FailedDelete when there are too many) if not already set; OK clears it.
 ReplicaSetStatus CalculateStatus(const api::Object& rs, const std::vector<api::ObjectPtr>& pods,
+                                 const util::Status& manage_error, util::Clock::WallTime now);
+// The same over the pods' facts (ComputePodFacts of each pod).
+ReplicaSetStatus CalculateStatus(const api::Object& rs, std::span<const PodFacts> pods,
                                  const util::Status& manage_error, util::Clock::WallTime now);
 
 // False in the steady state: counts and conditions unchanged and the generation observed.

@@ -147,7 +147,7 @@ void ReplicaSetController::PodGone(const api::Object& pod) {
 }
 
 std::vector<api::ObjectPtr> ReplicaSetController::RelatedPods(
-    const api::Object& rs, const std::vector<api::ObjectPtr>& namespace_pods) const {
+    const api::Object& rs, const std::vector<api::ObjectPtr>& namespace_pods) {
   std::set<std::string, std::less<>> owners{std::string(rs.uid())};
   if (std::optional<OwnerRef> controller = GetControllerOf(rs)) {
     client::Lister lister(options_.replica_sets);
@@ -158,8 +158,8 @@ std::vector<api::ObjectPtr> ReplicaSetController::RelatedPods(
   }
   std::vector<api::ObjectPtr> out;
   for (const api::ObjectPtr& pod : namespace_pods) {
-    std::optional<OwnerRef> c = GetControllerOf(*pod);
-    if (c && owners.contains(c->uid)) out.push_back(pod);
+    std::optional<std::string_view> c = pod_facts_.Get(pod).controller_uid;
+    if (c && owners.contains(*c)) out.push_back(pod);
   }
   return out;
 }
@@ -270,15 +270,46 @@ client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key,
   claim.patch = [pods](const api::Object& pod, const std::string& patch) {
     return pods->PatchPod(pod.namespace_(), pod.name(), patch);
   };
-  ClaimResult claimed = ClaimObjects(claim, FilterActivePods(namespace_pods));
-  if (!claimed.error.ok()) return client::ReconcileResult::Error(claimed.error);
+  // Claiming, as ClaimObjects(claim, FilterActivePods(namespace_pods)) would, but reading each
+  // pod's facts from the memo: only adoptions and releases (rare) go through ClaimObjects.
+  std::vector<api::ObjectPtr> owned;
+  std::vector<PodFacts> owned_facts;
+  std::vector<api::ObjectPtr> to_claim;
+  for (const api::ObjectPtr& pod : namespace_pods) {
+    PodFacts f = pod_facts_.Get(pod);
+    if (!f.active) continue;
+    bool matches = claim.selector.Matches(f.labels);
+    switch (DecideClaim(
+        *rs,
+        {.object = pod.get(), .controller_uid = f.controller_uid, .being_deleted = f.being_deleted},
+        matches)) {
+      case ClaimAction::kIgnore: break;
+      case ClaimAction::kOwned:
+        owned.push_back(pod);
+        owned_facts.push_back(f);
+        break;
+      case ClaimAction::kAdopt:
+      case ClaimAction::kRelease: to_claim.push_back(pod); break;
+    }
+  }
+  if (!to_claim.empty()) {
+    ClaimResult claimed = ClaimObjects(claim, to_claim);
+    if (!claimed.error.ok()) return client::ReconcileResult::Error(claimed.error);
+    for (api::ObjectPtr& pod : claimed.claimed) {
+      owned_facts.push_back(pod_facts_.Get(pod));
+      owned.push_back(std::move(pod));
+    }
+  }
 
-  Snapshot snapshot{.rs = rs,
-                    .pods = claimed.claimed,
-                    .related_pods = RelatedPods(*rs, namespace_pods),
-                    .expectations_satisfied = satisfied,
-                    .now = now,
-                    .burst_replicas = options_.burst_replicas};
+  // Sibling pods only rank deletions: computed only when there are pods to delete.
+  const bool too_many = static_cast<int64_t>(owned.size()) > SpecReplicas(*rs);
+  Snapshot snapshot{
+      .rs = rs,
+      .pods = std::move(owned),
+      .related_pods = too_many ? RelatedPods(*rs, namespace_pods) : std::vector<api::ObjectPtr>{},
+      .expectations_satisfied = satisfied,
+      .now = now,
+      .burst_replicas = options_.burst_replicas};
   ReplicaPlan plan = DecideReplicas(snapshot);
   util::Status manage_error = Act(*rs, key, plan.creates, plan.deletes, stop);
   if (stop.stop_requested()) {
@@ -286,7 +317,7 @@ client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key,
     return client::ReconcileResult::Error(util::Cancelled("controller stopping"));
   }
 
-  ReplicaSetStatus status = CalculateStatus(*rs, claimed.claimed, manage_error, now);
+  ReplicaSetStatus status = CalculateStatus(*rs, owned_facts, manage_error, now);
   if (StatusNeedsUpdate(*rs, status)) {
     status.observed_generation = rs->generation();
     if (util::Status s = WriteStatus(*rs, status.ToJson()); !s.ok()) {
@@ -294,7 +325,7 @@ client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key,
     }
   }
   if (!manage_error.ok()) return client::ReconcileResult::Error(manage_error);
-  if (std::optional<util::Clock::Duration> after = RequeueAfter(*rs, claimed.claimed, now)) {
+  if (std::optional<util::Clock::Duration> after = RequeueAfter(*rs, snapshot.pods, now)) {
     return client::ReconcileResult::RequeueAfter(*after);
   }
   return client::ReconcileResult::Done();

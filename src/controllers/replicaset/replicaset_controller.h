@@ -4,7 +4,9 @@
 // Sync(key), once per change, level-based:
 //   1. read the ReplicaSet from the cache (gone: forget its expectations; done);
 //   2. list the namespace's active pods from the cache and claim them (adopt orphans that match
-//      the selector, release owned pods that no longer match; controller_ref_manager.h);
+//      the selector, release owned pods that no longer match; controller_ref_manager.h); what
+//      this and the status read of each pod comes from a PodFactsCache (pod_facts.h), so a sync
+//      touches an unchanged pod's JSON only once, however many syncs see it;
 //   3. decide (decide.h) and act: creates go out in slow-start batches under
 //      ExpectCreations; deletes go out together under ExpectDeletions(keys); a create or delete
 //      that fails is un-expected at once (it will never be observed);
@@ -34,6 +36,7 @@
 #include "client/rest_client.h"
 #include "controllers/common/expectations.h"
 #include "controllers/common/pod_control.h"
+#include "controllers/common/pod_facts.h"
 #include "controllers/common/slow_start.h"
 #include "controllers/manager/controller_context.h"
 #include "util/clock.h"
@@ -82,7 +85,7 @@ class ReplicaSetController {
   void PodGone(const api::Object& pod);
   // Pods of every ReplicaSet with the same controller as `rs` (deletion ranking).
   std::vector<api::ObjectPtr> RelatedPods(const api::Object& rs,
-                                          const std::vector<api::ObjectPtr>& namespace_pods) const;
+                                          const std::vector<api::ObjectPtr>& namespace_pods);
   // Creates or deletes per the plan; the first error, if any. Creates stop being sent once
   // `stop` is requested.
   util::Status Act(const api::Object& rs, const api::ObjectKey& key, int creates,
@@ -92,6 +95,7 @@ class ReplicaSetController {
   const ReplicaSetControllerOptions options_;
   util::Clock* const clock_;
   ControllerExpectations expectations_;
+  PodFactsCache pod_facts_;  // shared by the syncs of every ReplicaSet
 };
 
 // The controller-manager's entry point ("replicaset"): registers the informer handlers and

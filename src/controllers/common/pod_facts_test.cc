@@ -1,0 +1,119 @@
+#include "controllers/common/pod_facts.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <vector>
+
+#include "controllers/common/owner_refs.h"
+#include "controllers/common/pod_util.h"
+#include "controllers/common/test_objects.h"
+
+namespace converge::controllers {
+namespace {
+
+using testing::At;
+using testing::MakePod;
+using testing::PodSpec;
+
+OwnerRef Controller(std::string uid) {
+  return OwnerRef{.api_version = "apps/v1",
+                  .kind = "ReplicaSet",
+                  .name = "web",
+                  .uid = std::move(uid),
+                  .controller = true};
+}
+
+// Every fact equals what the per-object predicates say.
+TEST(PodFactsTest, MatchesThePredicates) {
+  OwnerRef not_controller = Controller("rs-2");
+  not_controller.controller = false;
+  OwnerRef no_name = Controller("rs-3");
+  no_name.name = "";
+  std::vector<api::ObjectPtr> pods = {
+      MakePod({.name = "plain"}),
+      MakePod({.name = "ready", .ready_since = 10, .owner = Controller("rs-1")}),
+      MakePod({.name = "failed", .phase = "Failed", .ready_since = 3}),
+      MakePod({.name = "deleting", .deleting = true, .owner = Controller("rs-1")}),
+      MakePod({.name = "owned-not-controlled", .owner = not_controller}),
+      MakePod({.name = "invalid-ref", .owner = no_name}),
+      MakePod({.name = "no-labels", .labels = {}}),
+  };
+  for (const api::ObjectPtr& pod : pods) {
+    SCOPED_TRACE(pod->name());
+    PodFacts f = ComputePodFacts(*pod);
+    EXPECT_EQ(f.active, IsPodActive(*pod));
+    EXPECT_EQ(f.being_deleted, pod->being_deleted());
+    EXPECT_EQ(f.ready, IsPodReady(*pod));
+    EXPECT_EQ(f.ready_since, PodReadyTime(*pod));
+    std::optional<OwnerRef> ref = GetControllerOf(*pod);
+    ASSERT_EQ(f.controller_uid.has_value(), ref.has_value());
+    if (ref) {
+      EXPECT_EQ(*f.controller_uid, ref->uid);
+    }
+    EXPECT_EQ(f.labels, pod->labels());
+    for (int min_ready : {0, 5}) {
+      for (int now : {12, 16}) {
+        EXPECT_EQ(IsPodAvailable(f, min_ready, At(now)), IsPodAvailable(*pod, min_ready, At(now)))
+            << min_ready << " " << now;
+      }
+    }
+  }
+  // The cases above cover each answer of each fact.
+  EXPECT_TRUE(ComputePodFacts(*pods[1]).ready);
+  EXPECT_FALSE(ComputePodFacts(*pods[2]).active);
+  EXPECT_TRUE(ComputePodFacts(*pods[3]).being_deleted);
+  EXPECT_EQ(ComputePodFacts(*pods[1]).controller_uid, "rs-1");
+  EXPECT_FALSE(ComputePodFacts(*pods[4]).controller_uid.has_value());
+  EXPECT_FALSE(ComputePodFacts(*pods[5]).controller_uid.has_value());
+}
+
+TEST(PodFactsCacheTest, AnswersPerObjectVersion) {
+  PodFactsCache cache;
+  api::ObjectPtr v1 = MakePod({.name = "a"});
+  EXPECT_FALSE(cache.Get(v1).ready);
+  EXPECT_FALSE(cache.Get(v1).ready);
+  EXPECT_EQ(cache.size(), 1u);
+  // A new version of the same pod is a new object: its own facts.
+  api::ObjectPtr v2 = MakePod({.name = "a", .ready_since = 1});
+  EXPECT_TRUE(cache.Get(v2).ready);
+  EXPECT_FALSE(cache.Get(v1).ready);
+}
+
+TEST(PodFactsCacheTest, AReusedAddressGetsFreshFacts) {
+  PodFactsCache cache;
+  // Allocate and free pods of alternating readiness until one lands at the address of an
+  // earlier, dead one (the allocator reuses freed blocks of the same size). Objects from
+  // make_shared share their block with the control block, which the memo's weak reference keeps:
+  // their addresses are never reused while an entry names them. Separately allocated ones are.
+  std::map<const api::Object*, bool> seen;  // address -> readiness of the object cached there
+  bool reused = false;
+  for (int i = 0; i < 1000 && !reused; ++i) {
+    bool ready = i % 2 == 1;
+    api::ObjectPtr made = ready ? MakePod({.name = "p", .ready_since = 1}) : MakePod({.name = "p"});
+    api::ObjectPtr pod(new api::Object(*made));
+    made.reset();
+    auto it = seen.find(pod.get());
+    if (it != seen.end() && it->second != ready) reused = true;
+    EXPECT_EQ(cache.Get(pod).ready, ready) << "iteration " << i;
+    seen[pod.get()] = ready;
+  }
+  EXPECT_TRUE(reused) << "no address was reused: the test proved nothing";
+}
+
+TEST(PodFactsCacheTest, SweepsEntriesOfDeadObjects) {
+  PodFactsCache cache;
+  std::vector<api::ObjectPtr> live;
+  for (int i = 0; i < 10; ++i) {
+    live.push_back(MakePod({.name = "live-" + std::to_string(i)}));
+    cache.Get(live.back());
+  }
+  // Thousands of short-lived pods, each held only while it is looked up.
+  for (int i = 0; i < 5000; ++i) cache.Get(MakePod({.name = "gone-" + std::to_string(i)}));
+  // Swept whenever the memo doubled beyond its slack: far fewer entries than lookups.
+  EXPECT_LT(cache.size(), 2500u);
+  for (const api::ObjectPtr& pod : live) EXPECT_FALSE(cache.Get(pod).ready);
+}
+
+}  // namespace
+}  // namespace converge::controllers
