@@ -1,5 +1,6 @@
 #include "api/structured_merge.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -387,7 +388,16 @@ void Validate(const json::value& v, const TypeRef& t, Path& path, Errors& errors
 
 class Comparer {
  public:
-  explicit Comparer(Comparison& out) : out_(out) {}
+  // `skip`: members whose subtrees are not walked (null: none).
+  explicit Comparer(Comparison& out, const FieldSet* skip = nullptr) : out_(out), skip_(skip) {}
+
+  // Node(&l, &r, t, 0) for two objects at the root, without wrapping them in json::values.
+  void RootObjects(const json::object& l, const json::object& r, const TypeRef& t) {
+    // As Node: an atomic root, or two empty objects, is one leaf at the empty path, which no set
+    // records.
+    if (t.atomic || (l.empty() && r.empty())) return;
+    ObjectMembers(&l, &r, t, 0);
+  }
 
   void Node(const json::value* l, const json::value* r, const TypeRef& t, int depth) {
     if (t.kind != TypeRef::Kind::kDeduced) {
@@ -438,14 +448,24 @@ class Comparer {
       if ((lv == nullptr || lv->is_null()) && lo != nullptr) lv = implicit;
       if ((rv == nullptr || rv->is_null()) && ro != nullptr) rv = implicit;
     }
-    path_.push_back(PathElement::Field(std::string(key)));
+    PathElement pe = PathElement::Field(std::string(key));
+    const FieldSet* const skip = skip_;
+    if (skip != nullptr) {
+      if (std::binary_search(skip->members().begin(), skip->members().end(), pe)) return;
+      const FieldSet& below = skip->WithPrefix(pe);
+      skip_ = below.Empty() ? nullptr : &below;
+    }
+    path_.push_back(std::move(pe));
     Node(lv, rv, ct, depth + 1);
     path_.pop_back();
+    skip_ = skip;
   }
 
   void Objects(const json::value* l, const json::value* r, const TypeRef& t, int depth) {
-    const json::object* lo = l ? &l->get_object() : nullptr;
-    const json::object* ro = r ? &r->get_object() : nullptr;
+    ObjectMembers(l ? &l->get_object() : nullptr, r ? &r->get_object() : nullptr, t, depth);
+  }
+
+  void ObjectMembers(const json::object* lo, const json::object* ro, const TypeRef& t, int depth) {
     if (lo != nullptr) {
       for (const json::key_value_pair& kv : *lo) {
         Member(kv.key(), &kv.value(), ro ? ro->if_contains(kv.key()) : nullptr, lo, ro, t, depth);
@@ -460,6 +480,14 @@ class Comparer {
   }
 
   void Lists(const IndexedList& li, const IndexedList& ri, const TypeRef& t, int depth) {
+    // Only struct and map members are skipped: list items are compared whole.
+    const FieldSet* const skip = skip_;
+    skip_ = nullptr;
+    ListItems(li, ri, t, depth);
+    skip_ = skip;
+  }
+
+  void ListItems(const IndexedList& li, const IndexedList& ri, const TypeRef& t, int depth) {
     const TypeRef et = ElementType(t);
     for (const PathElement& pe : li.order) {
       auto it = ri.items.find(pe);
@@ -476,6 +504,7 @@ class Comparer {
   }
 
   Comparison& out_;
+  const FieldSet* skip_;  // the skipped members below path_; null: none
   Path path_;
   Errors errors_;
 };
@@ -685,6 +714,16 @@ util::StatusOr<Comparison> Compare(const json::value& before, const json::value&
   Comparer c(out);
   c.Node(&before, &after, Root(schema), 0);
   if (!c.errors().empty()) return c.errors().ToStatus();
+  return out;
+}
+
+util::StatusOr<Comparison> Compare(const json::object& before, const json::object& after,
+                                   const TypeSchema* schema, const FieldSet& skip) {
+  Comparison out;
+  Comparer c(out, skip.Empty() ? nullptr : &skip);
+  c.RootObjects(before, after, Root(schema));
+  if (!c.errors().empty()) return c.errors().ToStatus();
+  out.ExcludeFields(skip);
   return out;
 }
 

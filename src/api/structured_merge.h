@@ -69,6 +69,12 @@ util::Status ValidateApplied(const boost::json::value& config, const TypeSchema*
 // Fails (InvalidArgument) when a list item's key cannot be computed.
 util::StatusOr<Comparison> Compare(const boost::json::value& before,
                                    const boost::json::value& after, const TypeSchema* schema);
+// Compare(before, after) followed by ExcludeFields(skip), for two objects, without walking the
+// skipped struct and map members (a key error inside them is not reported). What a write may not
+// change (a status update's spec) costs nothing to compare this way.
+util::StatusOr<Comparison> Compare(const boost::json::object& before,
+                                   const boost::json::object& after, const TypeSchema* schema,
+                                   const FieldSet& skip);
 
 // Merges an applied configuration into the live object (upstream's TypedValue.Merge): the
 // config's leaves win; structs and granular maps merge member by member; list-maps and sets merge

@@ -3,6 +3,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
@@ -124,6 +125,36 @@ TEST_P(CompareCases, FindsChangedFields) {
   EXPECT_EQ(V1(cmp->removed), c.removed);
 }
 
+// The skipping overload equals Compare followed by ExcludeFields, for every case and skip set.
+TEST_P(CompareCases, SkippingEqualsExcluding) {
+  const CompareCase& c = GetParam();
+  const json::value before = json::parse(c.before), after = json::parse(c.after);
+  auto f = [](std::string_view s) { return PathElement::Field(std::string(s)); };
+  const std::vector<std::vector<Path>> skips = {
+      {},
+      {{f("spec")}},
+      {{f("spec"), f("replicas")}},
+      {{f("spec"), f("template"), f("spec")}},
+      {{f("spec"), f("template"), f("metadata"), f("labels")}},
+      {{f("spec"), f("template"), f("spec"), f("containers")}},
+      {{f("metadata")}, {f("spec"), f("template"), f("metadata")}},
+      {{f("metadata"), f("managedFields")}, {f("status")}},
+  };
+  for (const std::vector<Path>& paths : skips) {
+    const FieldSet skip = FieldSet::FromPaths(paths);
+    SCOPED_TRACE(skip.ToString());
+    util::StatusOr<Comparison> want = Compare(before, after, Deployment());
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    want->ExcludeFields(skip);
+    util::StatusOr<Comparison> got =
+        Compare(before.as_object(), after.as_object(), Deployment(), skip);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(V1(got->added), V1(want->added));
+    EXPECT_EQ(V1(got->modified), V1(want->modified));
+    EXPECT_EQ(V1(got->removed), V1(want->removed));
+  }
+}
+
 const std::string kWeb = R"({"spec":{"replicas":1,"template":{"metadata":{"labels":{"app":"web",)"
                          R"("tier":"fe"}},"spec":{"containers":[{"name":"nginx","image":"nginx:1",)"
                          R"("command":["a"]},{"name":"log","image":"busybox"}]}}}})";
@@ -189,6 +220,20 @@ TEST(Compare, LiveItemWithoutKeyIsAnError) {
   EXPECT_EQ(cmp.status().message(),
             ".spec.template.spec.containers: element 0: associative list with keys has an element "
             "that omits key field \"name\" (and doesn't have default value)");
+}
+
+// What the skipping overload does not walk, it does not check either.
+TEST(Compare, SkippedSubtreeIsNotWalked) {
+  const json::value before =
+      json::parse(R"({"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}})");
+  const json::value after = json::parse(R"({"status":{"replicas":1}})");
+  const FieldSet skip = FieldSet::FromPaths({{PathElement::Field("spec")}});
+  util::StatusOr<Comparison> cmp =
+      Compare(before.as_object(), after.as_object(), Deployment(), skip);
+  ASSERT_TRUE(cmp.ok()) << cmp.status().ToString();
+  EXPECT_EQ(V1(cmp->added), R"({"f:status":{"f:replicas":{}}})");
+  EXPECT_EQ(V1(cmp->removed), "{}");
+  EXPECT_FALSE(Compare(before.as_object(), after.as_object(), Deployment(), FieldSet()).ok());
 }
 
 // ---- Merge --------------------------------------------------------------------------------------

@@ -123,14 +123,13 @@ void DropEmpty(ManagedFields& managed) {
   }
 }
 
-// merge.Updater.update: the other managers lose what the write changed or removed. Returns the
+// merge.Updater.update: the other managers lose what the write changed or removed. `cmp` is the
+// comparison of the versions before and after the write, without the ignored fields. Returns the
 // fields of other managers the write changed (conflicts, for apply) and the comparison.
-util::StatusOr<api::Comparison> Reconcile(const api::TypeSchema* schema, const json::value& before,
-                                          const json::value& after, const FieldSet& ignored,
+util::StatusOr<api::Comparison> Reconcile(util::StatusOr<api::Comparison> compared,
                                           ManagedFields& managed, const std::string& writer,
                                           bool force, Conflicts* conflicts) {
-  CONVERGE_ASSIGN_OR_RETURN(api::Comparison cmp, api::Compare(before, after, schema));
-  cmp.ExcludeFields(ignored);
+  CONVERGE_ASSIGN_OR_RETURN(api::Comparison cmp, std::move(compared));
   const FieldSet changed = cmp.modified.Union(cmp.added);
   Conflicts found;
   for (auto& [id, mf] : managed.fields) {
@@ -203,16 +202,21 @@ void CapUpdateManagers(ManagedFields& managed) {
 
 // The Update chain under skipNonApplied: capManagers(buildManagerInfo(managedFieldsUpdater(
 // stripMeta(structuredMerge.Update)))).
-util::Status RecordUpdate(const api::TypeSchema* schema, const json::value& live,
-                          const json::value& updated, ManagedFields& managed,
+//
+// `live` and `updated` carry no metadata.managedFields (callers remove them); the comparison skips
+// that field and the reset fields rather than walking them.
+util::Status RecordUpdate(const api::TypeSchema* schema, const json::object& live,
+                          const json::object& updated, ManagedFields& managed,
                           std::string_view manager, const ManagedFieldsContext& ctx) {
   const std::string id = ManagerIdentifier(manager.empty() ? "unknown" : manager, kOperationUpdate,
                                            ctx.api_version, ctx.subresource);
   const std::string self(kCurrentOperation);
   const FieldSet ignored = ResetSet(ctx.reset_fields);
+  FieldSet skip = ignored;
+  skip.Insert({PathElement::Field("metadata"), PathElement::Field("managedFields")});
   Conflicts unused;
   util::StatusOr<api::Comparison> cmp =
-      Reconcile(schema, live, updated, ignored, managed, self, /*force=*/true, &unused);
+      Reconcile(api::Compare(live, updated, schema, skip), managed, self, /*force=*/true, &unused);
   if (!cmp.ok()) return cmp.status();
   FieldSet mine;
   if (auto it = managed.fields.find(self); it != managed.fields.end()) mine = it->second.set;
@@ -282,8 +286,9 @@ util::StatusOr<ApplyOutcome> RecordApply(const api::TypeSchema* schema, const js
   ApplyOutcome out;
   json::value current = live;
   if (managed.fields.empty()) {
-    const json::value empty = json::object();
-    util::Status st = RecordUpdate(schema, empty, current, managed, kBeforeFirstApply, ctx);
+    const json::object empty;
+    util::Status st =
+        RecordUpdate(schema, empty, current.get_object(), managed, kBeforeFirstApply, ctx);
     if (!st.ok()) {
       return util::Internal("failed to create manager for existing fields: " + st.message());
     }
@@ -299,8 +304,10 @@ util::StatusOr<ApplyOutcome> RecordApply(const api::TypeSchema* schema, const js
   managed.fields[id] = ManagerFields{api::ToFieldSet(config, schema).RecursiveDifference(ignored),
                                      ctx.api_version, true};
   json::value result = Prune(schema, *merged, managed, last);
+  util::StatusOr<api::Comparison> compared = api::Compare(current, result, schema);
+  if (compared.ok()) compared->ExcludeFields(ignored);
   util::StatusOr<api::Comparison> cmp =
-      Reconcile(schema, current, result, ignored, managed, id, force, &out.conflicts);
+      Reconcile(std::move(compared), managed, id, force, &out.conflicts);
   if (!cmp.ok()) return util::Internal("failed to compare objects: " + cmp.status().message());
   if (!out.conflicts.empty()) return out;
   StripMeta(managed, id);
@@ -411,11 +418,14 @@ std::string GvkString(std::string_view api_version, std::string_view kind) {
 
 void UpdateManagedFields(const api::TypeSchema* schema, const api::Object* old, api::Object& obj,
                          const ManagedFieldsContext& ctx) {
-  json::value live = old != nullptr ? json::value(old->doc()) : json::value(json::object());
+  static const json::object kNoObject;
+  // The live object is read in place: its managedFields are skipped by the comparison
+  // (RecordUpdate), not removed from a copy.
+  const json::object& live = old != nullptr ? old->doc() : kNoObject;
   const bool create = old == nullptr || old->uid().empty();
   // decodeLiveOrNew.
   auto decode_live = [&]() -> ManagedFields {
-    util::StatusOr<ManagedFields> m = DecodeManagedFields(ManagedFieldsOf(live.get_object()));
+    util::StatusOr<ManagedFields> m = DecodeManagedFields(ManagedFieldsOf(live));
     return m.ok() ? *std::move(m) : ManagedFields{};
   };
   ManagedFields managed;
@@ -429,11 +439,9 @@ void UpdateManagedFields(const api::TypeSchema* schema, const api::Object* old, 
     }
   }
   RemoveManagedFields(obj.mutable_doc());
-  RemoveManagedFields(live.get_object());
   // skipNonApplied: an existing object without managedFields is not tracked until it is applied.
   if (managed.fields.empty() && !create) return;
-  const json::value updated(obj.doc());
-  if (!RecordUpdate(schema, live, updated, managed, ctx.manager, ctx).ok()) return;
+  if (!RecordUpdate(schema, live, obj.doc(), managed, ctx.manager, ctx).ok()) return;
   SetManagedFields(obj.mutable_doc(), managed);
 }
 
