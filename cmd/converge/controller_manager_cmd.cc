@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <boost/json.hpp>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -30,6 +31,7 @@ struct ControllerManagerFlags {
   std::chrono::milliseconds node_monitor_period{std::chrono::seconds(5)};
   double fault_watch_delay_seconds = 0;
   bool use_service_account_credentials = false;
+  std::string root_ca_file;
 };
 
 // Upstream's --use-service-account-credentials: each controller acts as the ServiceAccount
@@ -133,6 +135,17 @@ int RunControllerManager(const ControllerManagerFlags& f) {
   o.leader_election = f.leader_election;
   o.node_monitor_grace_period = f.node_monitor_grace_period;
   o.node_monitor_period = f.node_monitor_period;
+  o.root_ca_pem = config->tls.ca_pem;
+  if (!f.root_ca_file.empty()) {
+    std::ifstream in(f.root_ca_file, std::ios::binary);
+    std::stringstream pem;
+    pem << in.rdbuf();
+    o.root_ca_pem = pem.str();
+    if (!in || o.root_ca_pem.empty()) {
+      spdlog::error("controller-manager: --root-ca-file {}: unreadable or empty", f.root_ca_file);
+      return 1;
+    }
+  }
   ServiceAccountClients sa_clients(*config, &rest);
   if (f.use_service_account_credentials) {
     o.client_for = [&sa_clients](const std::string& name) { return sa_clients.For(name); };
@@ -210,6 +223,9 @@ void RegisterControllerManager(CLI::App& app) {
                   "Run each controller as the ServiceAccount kube-system/<controller> (upstream's "
                   "system:controller:* roles)")
       ->capture_default_str();
+  sub->add_option("--root-ca-file", flags->root_ca_file,
+                  "CA bundle (PEM) published in every namespace as the ConfigMap kube-root-ca.crt "
+                  "(default: the CA the kubeconfig trusts)");
   sub->add_option("--leader-elect", flags->leader_elect,
                   "Elect a leader among replicas through a Lease")
       ->capture_default_str();

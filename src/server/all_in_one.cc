@@ -117,6 +117,7 @@ util::Status AllInOne::Start() {
     o.leader_election = options_.leader_election;
     o.node_monitor_grace_period = options_.node_monitor_grace_period;
     o.node_monitor_period = options_.node_monitor_period;
+    o.root_ca_pem = cp_->pki().ca.cert_pem;
     // A manager that lost its lease is a candidate again: the process also serves the API, so it
     // does not exit as a lone controller manager would.
     for (;;) {

@@ -56,6 +56,43 @@ class WalkthroughTest : public ::testing::Test {
   std::unique_ptr<Kubectl> kubectl_;
 };
 
+// Every namespace has the ConfigMap kube-root-ca.crt with the cluster's CA (the pods' projected
+// kube-api-access volumes name it); deleted or edited, it is put back.
+TEST_F(WalkthroughTest, EveryNamespaceHasTheClusterCa) {
+  const std::string ca = testing::ReadFile(server_.data_dir() + "/pki/ca.crt");
+  ASSERT_NE(ca.find("BEGIN CERTIFICATE"), std::string::npos);
+  const std::vector<std::string> get_ca = {"get", "configmap", "kube-root-ca.crt", "-o",
+                                           "jsonpath={.data.ca\\.crt}"};
+  auto in = [&](const std::string& ns) {
+    std::vector<std::string> args = get_ca;
+    args.insert(args.end(), {"-n", ns});
+    return args;
+  };
+  auto wait_for_ca = [&](const std::string& ns) {
+    for (int attempt = 0; attempt < 300; ++attempt) {
+      CommandResult r = K(in(ns));
+      if (r.exit_code == 0 && r.out == ca) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    return false;
+  };
+  for (const std::string ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    EXPECT_TRUE(wait_for_ca(ns)) << ns << ": " << K(in(ns)).out;
+  }
+  ASSERT_EQ(K({"create", "namespace", "team"}).exit_code, 0);
+  EXPECT_TRUE(wait_for_ca("team"));
+
+  ASSERT_EQ(K({"delete", "configmap", "kube-root-ca.crt", "-n", "team"}).exit_code, 0);
+  EXPECT_TRUE(wait_for_ca("team")) << "not recreated";
+  CommandResult edited = K({"patch", "configmap", "kube-root-ca.crt", "-n", "team", "-p",
+                            R"({"data":{"ca.crt":"forged","extra":"x"}})"});
+  ASSERT_EQ(edited.exit_code, 0) << edited.err;
+  EXPECT_TRUE(wait_for_ca("team")) << "not restored";
+  EXPECT_EQ(
+      K({"get", "configmap", "kube-root-ca.crt", "-n", "team", "-o", "jsonpath={.data.extra}"}).out,
+      "");
+}
+
 TEST_F(WalkthroughTest, DeploymentLifecycleThroughKubectl) {
   CommandResult version = K({"version"});
   ASSERT_EQ(version.exit_code, 0) << version.err;

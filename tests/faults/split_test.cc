@@ -176,6 +176,11 @@ TEST_F(SplitTest, WalkthroughWhileComponentsDieAndRestart) {
       << "the standby controller-manager ran controllers";
   EXPECT_NE(testing::ReadFile(Log("cm-" + std::to_string(l))).find("started the replicaset"),
             std::string::npos);
+  // The leader publishes the CA its kubeconfig trusts in every namespace.
+  EXPECT_EQ(K({"get", "configmap", "kube-root-ca.crt", "-n", "default", "-o",
+               "jsonpath={.data.ca\\.crt}"})
+                .out,
+            testing::ReadFile(server_.data_dir() + "/pki/ca.crt"));
 
   // The leader dies; the standby takes over once the lease expires and carries on.
   cm[l].Kill();

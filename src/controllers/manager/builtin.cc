@@ -7,6 +7,7 @@
 #include "controllers/namespace/namespace_controller.h"
 #include "controllers/nodelifecycle/controller.h"
 #include "controllers/replicaset/replicaset_controller.h"
+#include "controllers/rootcacert/publisher.h"
 #include "controllers/serviceaccount/serviceaccount_controller.h"
 #include "controllers/ttlafterfinished/ttl_after_finished.h"
 
@@ -25,6 +26,7 @@ const std::vector<ControllerDescriptor>& BuiltinControllers() {
        "ttl-after-finished-controller"},
       nodelifecycle::Descriptor(),
       {"disruption", disruption::NewDisruptionController, "disruption-controller"},
+      {"root-ca-cert-publisher", rootcacert::NewRootCaCertPublisher, "root-ca-cert-publisher"},
   };
   return all;
 }

@@ -35,6 +35,9 @@ struct ControllerContext {
   std::chrono::seconds node_monitor_grace_period{50};
   // How often the node lifecycle controller checks node health (--node-monitor-period; 5 s).
   std::chrono::milliseconds node_monitor_period{std::chrono::seconds(5)};
+  // The cluster's CA bundle (PEM) that the root-ca-cert-publisher puts in every namespace
+  // (upstream's --root-ca-file, else the CA its kubeconfig trusts). Empty: nothing to publish.
+  std::string root_ca_pem;
   // An event recorder whose events carry `component` as source (e.g. "deployment-controller").
   // The recorder lives as long as the controller-manager.
   std::function<client::EventRecorder*(std::string_view component)> recorder;

@@ -44,6 +44,7 @@ util::Status ControllerManager::RunControllers(std::stop_token stop) {
   ctx.workers = options_.workers;
   ctx.node_monitor_grace_period = options_.node_monitor_grace_period;
   ctx.node_monitor_period = options_.node_monitor_period;
+  ctx.root_ca_pem = options_.root_ca_pem;
   ctx.recorder = [&](std::string_view component) -> client::EventRecorder* {
     auto it = recorders_.find(component);
     if (it != recorders_.end()) return it->second.get();

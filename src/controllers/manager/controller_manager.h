@@ -37,6 +37,7 @@ struct ControllerManagerOptions {
   int workers = 5;
   std::chrono::seconds node_monitor_grace_period{50};  // --node-monitor-grace-period
   std::chrono::milliseconds node_monitor_period{std::chrono::seconds(5)};  // --node-monitor-period
+  std::string root_ca_pem;  // ControllerContext::root_ca_pem
   bool leader_elect = true;
   // --leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period.
   client::LeaderElectionTimings leader_election;
