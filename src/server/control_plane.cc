@@ -1,5 +1,7 @@
 #include "server/control_plane.h"
 
+#include <arpa/inet.h>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 
 #include "apiserver/flow_control.h"
 #include "apiserver/kubeconfig.h"
+#include "apiserver/kubernetes_service.h"
 #include "kubelet/log_proxy.h"
 #include "server/inprocess_transport.h"
 #include "store/embedded_store.h"
@@ -158,6 +161,14 @@ util::Status ControlPlane::Start() {
   CONVERGE_RETURN_IF_ERROR(http_->Start());
 
   std::string url_host = host.empty() || host == "0.0.0.0" ? "127.0.0.1" : host;
+  {
+    // The Service default/kubernetes points at this address (an IP: a host name is not one).
+    in_addr v4{};
+    std::string ip = inet_pton(AF_INET, url_host.c_str(), &v4) == 1 ? url_host : "127.0.0.1";
+    if (util::Status s = apiserver::ReconcileKubernetesService(*api_, ip, http_->port()); !s.ok()) {
+      spdlog::warn("apiserver: {}", s.ToString());
+    }
+  }
   url_ = (options_.insecure_http ? "http://" : "https://") + url_host + ":" +
          std::to_string(http_->port());
   kubeconfig_path_ = (fs::path(options_.data_dir) / "kubeconfig").string();

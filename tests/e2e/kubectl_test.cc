@@ -486,6 +486,45 @@ TEST_F(KubectlTest, DeleteWithoutCascadeWait) {
   EXPECT_EQ(again.err, "Error from server (NotFound): configmaps \"gone\" not found\n");
 }
 
+// The Service default/kubernetes (10.96.0.1:443) and its Endpoints name the API server, as
+// upstream's; after a restart on another port the Endpoints follow. User Services get the next
+// addresses.
+TEST(KubernetesServiceTest, TheApiServerIsAServiceInDefault) {
+  ServerProcess server;
+  ASSERT_TRUE(server.Start());
+  TempDir cache;
+  Kubectl kubectl(server.kubeconfig_path(), cache.path());
+  auto port_of = [](const std::string& url) { return url.substr(url.rfind(':') + 1); };
+
+  CommandResult svc =
+      kubectl.Run({"get", "service", "kubernetes", "-n", "default", "--no-headers"});
+  ASSERT_EQ(svc.exit_code, 0) << svc.err;
+  EXPECT_TRUE(
+      std::regex_search(svc.out, std::regex("^kubernetes\\s+ClusterIP\\s+10\\.96\\.0\\.1\\s+"
+                                            "<none>\\s+443/TCP\\s")))
+      << svc.out;
+  const std::vector<std::string> endpoints = {"get", "endpoints", "kubernetes",
+                                              "-n",  "default",   "--no-headers"};
+  CommandResult eps = kubectl.Run(endpoints);
+  EXPECT_TRUE(std::regex_search(
+      eps.out, std::regex("^kubernetes\\s+127\\.0\\.0\\.1:" + port_of(server.kubeconfig().server))))
+      << eps.out << eps.err;
+  ASSERT_EQ(kubectl.Run({"create", "service", "clusterip", "web", "--tcp=80:80"}).exit_code, 0);
+  EXPECT_EQ(kubectl.Run({"get", "service", "web", "-o", "jsonpath={.spec.clusterIP}"}).out,
+            "10.96.0.2");
+
+  ASSERT_TRUE(server.Restart());
+  eps = kubectl.Run(endpoints);
+  EXPECT_TRUE(std::regex_search(
+      eps.out, std::regex("^kubernetes\\s+127\\.0\\.0\\.1:" + port_of(server.kubeconfig().server))))
+      << eps.out << eps.err;
+  EXPECT_EQ(kubectl
+                .Run({"get", "service", "kubernetes", "-n", "default", "-o",
+                      "jsonpath={.spec.ports[0].targetPort}"})
+                .out,
+            port_of(server.kubeconfig().server));
+}
+
 // Events expire --event-ttl after their last write (upstream's flag; an etcd lease there): kubectl
 // sees one, then no longer. A ConfigMap created beside it stays.
 TEST(EventTtlTest, AnEventIsGoneAfterTheTtl) {
