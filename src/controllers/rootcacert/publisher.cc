@@ -5,6 +5,7 @@
 #include "client/api_errors.h"
 #include "client/controller.h"
 #include "controllers/common/handler_registrations.h"
+#include "controllers/common/namespaces.h"
 #include "controllers/common/reconcile_metrics.h"
 
 namespace converge::controllers::rootcacert {
@@ -21,18 +22,12 @@ constexpr char kDescription[] =
     "The cluster's CA certificate: clients in pods verify the API server with it when they reach "
     "it through the kubernetes service. Nothing else about it is promised.";
 
-bool Terminating(const api::Object& ns) {
-  if (ns.being_deleted()) return true;
-  const json::value* phase = api::Find(ns.doc(), {"status", "phase"});
-  return phase && phase->is_string() && phase->get_string() == "Terminating";
-}
-
 }  // namespace
 
 std::optional<api::Object> DesiredRootCaConfigMap(const api::Object& ns_object,
                                                   const api::Object* current,
                                                   const std::string& ca_pem) {
-  if (Terminating(ns_object)) return std::nullopt;
+  if (NamespaceTerminating(ns_object)) return std::nullopt;
   const json::object data{{kDataKey, ca_pem}};
   if (!current) {
     api::Object cm;
@@ -98,13 +93,6 @@ class Publisher final : public RunnableController {
     runner_ = std::make_unique<client::Controller>(std::move(ro));
 
     client::Controller* runner = runner_.get();
-    auto ns_handler = std::make_shared<client::ResourceEventHandlerFuncs>();
-    ns_handler->add = [runner](const api::ObjectPtr& o, bool) {
-      runner->Enqueue({"", std::string(o->name())});
-    };
-    ns_handler->update = [runner](const api::ObjectPtr&, const api::ObjectPtr& o) {
-      runner->Enqueue({"", std::string(o->name())});
-    };
     auto cm_handler = std::make_shared<client::ResourceEventHandlerFuncs>();
     cm_handler->update = [runner](const api::ObjectPtr&, const api::ObjectPtr& o) {
       if (o->name() == kConfigMapName) runner->Enqueue({"", std::string(o->namespace_())});
@@ -112,7 +100,7 @@ class Publisher final : public RunnableController {
     cm_handler->del = [runner](const client::DeletedObject& d) {
       if (d.key.name == kConfigMapName) runner->Enqueue({"", std::string(d.key.ns)});
     };
-    CONVERGE_RETURN_IF_ERROR(handlers_.Add(namespaces, ns_handler));
+    CONVERGE_RETURN_IF_ERROR(handlers_.Add(namespaces, EnqueueNamespaces(runner)));
     CONVERGE_RETURN_IF_ERROR(handlers_.Add(configmaps, cm_handler));
     return util::Status();
   }

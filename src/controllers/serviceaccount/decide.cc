@@ -1,14 +1,14 @@
 #include "controllers/serviceaccount/decide.h"
 
+#include "controllers/common/namespaces.h"
+
 namespace converge::controllers::serviceaccount {
 
 std::vector<std::string> MissingServiceAccounts(
     const api::Object& ns, const std::vector<std::string>& wanted,
     const std::function<bool(const std::string& name)>& exists) {
   std::vector<std::string> missing;
-  if (ns.being_deleted()) return missing;
-  const boost::json::value* phase = api::Find(ns.doc(), {"status", "phase"});
-  if (phase && phase->is_string() && phase->get_string() == "Terminating") return missing;
+  if (NamespaceTerminating(ns)) return missing;
   for (const auto& name : wanted) {
     if (!exists(name)) missing.push_back(name);
   }

@@ -5,6 +5,7 @@
 #include "client/api_errors.h"
 #include "client/controller.h"
 #include "controllers/common/handler_registrations.h"
+#include "controllers/common/namespaces.h"
 #include "controllers/common/reconcile_metrics.h"
 #include "controllers/serviceaccount/decide.h"
 
@@ -57,18 +58,11 @@ class Runnable final : public RunnableController {
     runner_ = std::make_unique<client::Controller>(std::move(ro));
 
     client::Controller* runner = runner_.get();
-    auto ns_handler = std::make_shared<client::ResourceEventHandlerFuncs>();
-    ns_handler->add = [runner](const api::ObjectPtr& o, bool) {
-      runner->Enqueue({"", std::string(o->name())});
-    };
-    ns_handler->update = [runner](const api::ObjectPtr&, const api::ObjectPtr& o) {
-      runner->Enqueue({"", std::string(o->name())});
-    };
     auto sa_handler = std::make_shared<client::ResourceEventHandlerFuncs>();
     sa_handler->del = [runner](const client::DeletedObject& d) {
       runner->Enqueue({"", std::string(d.key.ns)});
     };
-    CONVERGE_RETURN_IF_ERROR(handlers_.Add(namespaces, ns_handler));
+    CONVERGE_RETURN_IF_ERROR(handlers_.Add(namespaces, EnqueueNamespaces(runner)));
     CONVERGE_RETURN_IF_ERROR(handlers_.Add(accounts, sa_handler));
     return util::Status();
   }
