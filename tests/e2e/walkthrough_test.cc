@@ -93,6 +93,59 @@ TEST_F(WalkthroughTest, EveryNamespaceHasTheClusterCa) {
       "");
 }
 
+// A Service with a selector gets Endpoints listing its ready pods' IPs at the target port; they
+// follow scaling, and go with the Service.
+TEST_F(WalkthroughTest, ExposedDeploymentHasEndpoints) {
+  ASSERT_EQ(K({"create", "deployment", "web", "--image=nginx:1.27", "--replicas=2"}).exit_code, 0);
+  ASSERT_EQ(K({"rollout", "status", "deployment/web", "--timeout=90s"}).exit_code, 0);
+  CommandResult exposed = K({"expose", "deployment", "web", "--port=80", "--target-port=8080"});
+  ASSERT_EQ(exposed.exit_code, 0) << exposed.err;
+  auto pod_ips = [&] {
+    std::string out = K({"get", "pods", "-l", "app=web", "-o",
+                         "jsonpath={range .items[*]}{.status.podIP}:8080 {end}"})
+                          .out;
+    std::istringstream in(out);
+    std::set<std::string> ips;
+    for (std::string ip; in >> ip;) ips.insert(ip);
+    return ips;
+  };
+  auto endpoint_ips = [&] {
+    std::string out = K({"get", "endpoints", "web", "-o",
+                         "jsonpath={range .subsets[*].addresses[*]}{.ip}:8080 {end}"})
+                          .out;
+    std::istringstream in(out);
+    std::set<std::string> ips;
+    for (std::string ip; in >> ip;) ips.insert(ip);
+    return ips;
+  };
+  auto wait_for_match = [&](size_t n) {
+    std::set<std::string> want, have;
+    for (int attempt = 0; attempt < 300; ++attempt) {
+      want = pod_ips();
+      have = endpoint_ips();
+      if (want.size() == n && have == want) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ADD_FAILURE() << "endpoints " << ::testing::PrintToString(have) << ", pods "
+                  << ::testing::PrintToString(want);
+    return false;
+  };
+  EXPECT_TRUE(wait_for_match(2));
+  std::string listed = K({"get", "endpoints", "web", "--no-headers"}).out;
+  EXPECT_TRUE(std::regex_search(listed, std::regex("^web\\s+[0-9.]+:8080,[0-9.]+:8080\\s")))
+      << listed;
+  EXPECT_EQ(
+      K({"get", "endpoints", "web", "-o", "jsonpath={.subsets[0].addresses[0].targetRef.kind}"})
+          .out,
+      "Pod");
+
+  ASSERT_EQ(K({"scale", "deployment", "web", "--replicas=3"}).exit_code, 0);
+  EXPECT_TRUE(wait_for_match(3));
+
+  ASSERT_EQ(K({"delete", "service", "web"}).exit_code, 0);
+  Until({"get", "endpoints", "-o", "name"}, "^endpoints/kubernetes\\n$");
+}
+
 TEST_F(WalkthroughTest, DeploymentLifecycleThroughKubectl) {
   CommandResult version = K({"version"});
   ASSERT_EQ(version.exit_code, 0) << version.err;

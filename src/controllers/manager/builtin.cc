@@ -1,6 +1,7 @@
 // The controllers the controller-manager runs. One line per controller.
 #include "controllers/deployment/deployment_controller.h"
 #include "controllers/disruption/disruption_controller.h"
+#include "controllers/endpoint/endpoints_controller.h"
 #include "controllers/garbagecollector/garbage_collector.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/manager/controller_context.h"
@@ -26,6 +27,7 @@ const std::vector<ControllerDescriptor>& BuiltinControllers() {
        "ttl-after-finished-controller"},
       nodelifecycle::Descriptor(),
       {"disruption", disruption::NewDisruptionController, "disruption-controller"},
+      {"endpoint", endpoint::NewEndpointsController, "endpoint-controller"},
       {"root-ca-cert-publisher", rootcacert::NewRootCaCertPublisher, "root-ca-cert-publisher"},
   };
   return all;
