@@ -44,7 +44,8 @@ void AddControlPlaneFlags(CLI::App* sub, server::ControlPlaneOptions* o) {
   sub->add_option("--workers", o->workers, "Request worker threads")->capture_default_str();
   sub->add_option("--io-threads", o->io_threads, "Network I/O threads")->capture_default_str();
   sub->add_option("--watch-cache-size", o->watch_cache_size,
-                  "Events kept per resource for resuming watches")
+                  "Most events kept per resource for resuming watches (those of the last 75 s, at "
+                  "least 100)")
       ->capture_default_str();
   sub->add_option_function<int>(
          "--compaction-interval",

@@ -216,9 +216,9 @@ util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filt
       }
       auto first = std::upper_bound(
           history_.begin(), history_.end(), from,
-          [](store::Revision r, const WatchEventPtr& ev) { return r < ev->revision(); });
+          [](store::Revision r, const HistoryEntry& h) { return r < h.event->revision(); });
       for (auto it = first; it != history_.end(); ++it) {
-        const WatchEventPtr& ev = *it;
+        const WatchEventPtr& ev = it->event;
         bool now = filter.Matches(*info_, *ev->object());
         bool before = ev->prev() && filter.Matches(*info_, *ev->prev());
         if (ev->type() == WatchEventType::kDeleted) {
@@ -298,12 +298,31 @@ void WatchCache::Reset(std::vector<CachedObjectPtr> objects, store::Revision rev
   for (auto& wake : wakes) wake();
 }
 
-void WatchCache::AddHistoryLocked(WatchEventPtr ev) {
-  history_.push_back(std::move(ev));
-  while (history_.size() > options_.history_capacity) {
-    oldest_revision_ = history_.front()->revision();
+void WatchCache::AddHistoryLocked(WatchEventPtr ev, util::Clock::TimePoint now) {
+  history_.push_back({std::move(ev), now});
+  TrimHistoryLocked(now);
+}
+
+void WatchCache::TrimHistoryLocked(util::Clock::TimePoint now) {
+  const size_t keep = std::min(options_.history_min, options_.history_capacity);
+  while (history_.size() > options_.history_capacity ||
+         (history_.size() > keep && now - history_.front().recorded > options_.history_window)) {
+    // History stays complete for revisions > oldest_revision_ (events of one revision may be
+    // split: a watch from before the dropped one's revision is refused).
+    oldest_revision_ = history_.front().event->revision();
     history_.pop_front();
   }
+}
+
+void WatchCache::ExpireHistory() {
+  util::Clock::TimePoint now = options_.clock->Now();
+  std::lock_guard lock(mu_);
+  TrimHistoryLocked(now);
+}
+
+size_t WatchCache::history_size() const {
+  std::lock_guard lock(mu_);
+  return history_.size();
 }
 
 void WatchCache::DispatchLocked(const WatchEventPtr& ev,
@@ -374,7 +393,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
       changes.push_back({&e, nullptr, nullptr});
     }
   }
-  std::vector<CachedObjectPtr> deleted_prev;
+  const util::Clock::TimePoint now = options_.clock->Now();
   {
     std::lock_guard lock(mu_);
     for (Change& c : changes) {
@@ -388,7 +407,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
           ev = std::make_shared<WatchEvent>(WatchEventType::kDeleted,
                                             c.prev->WithRevision(c.ev->kv->mod_revision), c.prev);
         }
-        AddHistoryLocked(ev);
+        AddHistoryLocked(ev, now);
         DispatchLocked(ev, &wakes);
         continue;
       }
@@ -411,7 +430,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
         ev = std::make_shared<WatchEvent>(WatchEventType::kDeleted,
                                           prev->WithRevision(c.ev->kv->mod_revision), prev);
       }
-      AddHistoryLocked(ev);
+      AddHistoryLocked(ev, now);
       DispatchLocked(ev, &wakes);
     }
     revision_ = std::max(revision_, revision);
@@ -483,6 +502,7 @@ WatchCache* Cacher::AddResource(std::shared_ptr<const api::ResourceInfo> info) {
     if (auto it = caches_.find(info->storage_prefix); it != caches_.end()) return it->second.get();
   }
   WatchCacheOptions cache_options = options_.cache;
+  cache_options.clock = options_.clock;
   cache_options.keep_objects = !options_.history_only.contains(info->storage_prefix);
   auto cache = std::make_unique<WatchCache>(info, cache_options);
   WatchCache* raw = cache.get();
@@ -645,7 +665,10 @@ void Cacher::RunTicker(std::stop_token stop) {
     auto now = std::chrono::steady_clock::now();
     {
       std::shared_lock lock(caches_mu_);
-      for (auto& [p, c] : caches_) c->Tick(now, options_.bookmark_interval);
+      for (auto& [p, c] : caches_) {
+        c->Tick(now, options_.bookmark_interval);
+        c->ExpireHistory();
+      }
     }
     // Keeps applied_ moving when revisions advance without events under our prefix.
     std::lock_guard lock(watch_mu_);

@@ -8,9 +8,9 @@
 //                                                    ▼
 //                           WatchCache per storage prefix ("/registry/pods", …)
 //                           ├─ objects_: current state, by storage key (lists, gets)
-//                           ├─ history_: the last N events (watch resumption from a
-//                           resourceVersion) └─ watchers_: bounded queues; every watcher gets the
-//                           same bytes
+//                           ├─ history_: the events of the last 75 s, 100 to 10,000 of them
+//                           │  (watch resumption from a resourceVersion)
+//                           └─ watchers_: bounded queues; every watcher gets the same bytes
 //
 // Guarantees:
 //   - Watch from resourceVersion R delivers exactly the events with revision > R, in order,
@@ -88,9 +88,21 @@ struct WatchFilter {
 };
 
 struct WatchCacheOptions {
-  // Events kept per resource for resuming watches. A watch from a resourceVersion older than
-  // this window gets 410 Expired and relists (upstream's watch cache behaves the same).
+  // The event history of one resource, from which watches resume, is sized by that resource's
+  // own rate of change, as upstream's watch cache sizes its window: it keeps the events of the
+  // last `history_window` (upstream's eventFreshDuration, 75 s: an informer gets a bookmark
+  // every 60 s, so it can always resume), but at least `history_min` events (upstream's lower
+  // bound, 100) and at most `history_capacity`. A watch from a resourceVersion older than the
+  // history gets 410 Expired and relists (upstream's watch cache behaves the same).
+  //
+  // Unlike upstream's ring, which only shrinks when it is full, events older than the window are
+  // dropped as they age (ExpireHistory): a storm's superseded versions are not held once it is
+  // over. Upstream's upper bound is 100 × 1024; the default here is 10,000 (--watch-cache-size),
+  // because an event of the history may hold a superseded version of its object: 102,400 events
+  // of a storm of pod changes would hold ~400 MB of pods' JSON.
   size_t history_capacity = 10000;
+  size_t history_min = 100;
+  std::chrono::milliseconds history_window{std::chrono::seconds(75)};
   // Events queued per watcher before it is judged too slow and terminated.
   size_t watcher_buffer = 10000;
   // Whether the cache keeps the current objects. Without them (Events: CacherOptions::
@@ -99,6 +111,8 @@ struct WatchCacheOptions {
   // (WatchOptions::initial_objects), and the previous state of a change comes with the store's
   // event (prev_kv) instead of from the cache.
   bool keep_objects = true;
+  // Times the events of the history (history_window).
+  util::Clock* clock = &util::RealClock();
 };
 
 // One item a watcher delivers: an event (as a given type) or a bookmark.
@@ -204,6 +218,11 @@ class WatchCache {
   void Advance(store::Revision revision);
   // Sends due bookmarks.
   void Tick(std::chrono::steady_clock::time_point now, std::chrono::milliseconds interval);
+  // Drops the events older than the history window beyond the minimum kept
+  // (WatchCacheOptions::history_window); Apply does it too.
+  void ExpireHistory();
+  // Events in the history now (for tests and metrics).
+  size_t history_size() const;
   void TerminateAll();
   // Fault injection (compaction): forgets the event history, so that only watches from the
   // current revision resume (older ones get 410 Expired and relist), and ends every watch.
@@ -212,7 +231,9 @@ class WatchCache {
  private:
   // Pushes `ev` to every interested watcher; collects wake callbacks.
   void DispatchLocked(const WatchEventPtr& ev, std::vector<std::function<void()>>* wakes);
-  void AddHistoryLocked(WatchEventPtr ev);
+  void AddHistoryLocked(WatchEventPtr ev, util::Clock::TimePoint now);
+  // Drops events beyond history_capacity, and those older than the window beyond history_min.
+  void TrimHistoryLocked(util::Clock::TimePoint now);
 
   // The entry of the offered write that put exactly `kv`, if any (the offer is removed).
   CachedObjectPtr TakeOffer(const store::KeyValue& kv);
@@ -226,7 +247,11 @@ class WatchCache {
 
   mutable std::mutex mu_;
   std::map<std::string, CachedObjectPtr, std::less<>> objects_;  // guarded by mu_
-  std::deque<WatchEventPtr> history_;                            // guarded by mu_
+  struct HistoryEntry {
+    WatchEventPtr event;
+    util::Clock::TimePoint recorded;
+  };
+  std::deque<HistoryEntry> history_;  // guarded by mu_
   // History is complete for revisions > oldest_revision_.
   store::Revision oldest_revision_ = 0;                  // guarded by mu_
   store::Revision revision_ = 0;                         // guarded by mu_

@@ -94,6 +94,57 @@ TEST_F(WatchCacheTest, ResumesFromEveryRevisionInTheWindowAndExpiresBeyondIt) {
   EXPECT_EQ(old.status().code(), util::Code::kOutOfRange);
 }
 
+// The history is sized by the resource's rate: the events of the last history_window, at least
+// history_min, at most history_capacity. Watches resume from anything kept and get 410 before it.
+TEST(WatchCacheHistoryTest, KeepsTheWindowAtLeastTheMinimumAndAtMostTheCapacity) {
+  util::FakeClock clock;
+  WatchCache cache(ConfigMaps(), {.history_capacity = 8,
+                                  .history_min = 3,
+                                  .history_window = std::chrono::seconds(75),
+                                  .watcher_buffer = 100,
+                                  .clock = &clock});
+  auto resumes_from = [&](store::Revision from) {
+    auto w = cache.Watch({}, {.from_revision = from}, 100);
+    if (!w.ok()) {
+      EXPECT_EQ(w.status().code(), util::Code::kOutOfRange) << from;
+      return false;
+    }
+    // Everything after `from` and nothing else, in order.
+    std::vector<std::string> want;
+    for (store::Revision r = from + 1; r <= cache.revision(); ++r)
+      want.push_back("MODIFIED a@" + std::to_string(r));
+    EXPECT_EQ(Types(Drain(**w)), want) << "from " << from;
+    return true;
+  };
+  cache.Reset({}, 0);
+  cache.Apply({Put("a", "web", 1, 1)}, 1);
+  for (int r = 2; r <= 6; ++r) cache.Apply({Put("a", "web", r, 1)}, r);
+  EXPECT_EQ(cache.history_size(), 6u);  // a burst inside the window is kept whole
+
+  clock.Step(std::chrono::seconds(10));
+  for (int r = 7; r <= 12; ++r) cache.Apply({Put("a", "web", r, 1)}, r);
+  EXPECT_EQ(cache.history_size(), 8u);  // ... up to the capacity: revisions 5..12
+  EXPECT_FALSE(resumes_from(3));
+  EXPECT_TRUE(resumes_from(4));
+
+  clock.Step(std::chrono::seconds(65));  // 5..6 are 75 s old, 7..12 65 s: none past the window
+  cache.ExpireHistory();
+  EXPECT_EQ(cache.history_size(), 8u);
+  EXPECT_TRUE(resumes_from(4));
+
+  clock.Step(std::chrono::seconds(11));  // 5..6 are 86 s old, 7..12 76 s: past the window
+  cache.ExpireHistory();
+  EXPECT_EQ(cache.history_size(), 3u);  // the minimum, newest first: 10..12
+  EXPECT_FALSE(resumes_from(8));
+  EXPECT_TRUE(resumes_from(9));
+  EXPECT_TRUE(resumes_from(12));
+
+  cache.Apply({Put("a", "web", 13, 1)}, 13);  // a new event pushes the oldest old one out
+  EXPECT_EQ(cache.history_size(), 3u);
+  EXPECT_FALSE(resumes_from(9));
+  EXPECT_TRUE(resumes_from(10));
+}
+
 TEST_F(WatchCacheTest, EveryWatcherGetsTheSameEncodedBytes) {
   History(1);
   auto w1 = cache_.Watch({}, {.from_revision = 1}, 100);
