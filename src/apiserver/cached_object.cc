@@ -176,54 +176,162 @@ util::StatusOr<api::ObjectPtr> CachedObject::DecodedWithoutManagedFields() const
 }
 
 std::string CachedObject::FieldValue(const api::ResourceInfo& info, std::string_view field) const {
-  if (field == "metadata.name") return key.name;
-  if (field == "metadata.namespace") return key.ns;
+  if (field == "metadata.name") return std::string(name());
+  if (field == "metadata.namespace") return std::string(ns());
   for (size_t i = 0; i < info.selectable_fields.size(); ++i) {
     if (info.selectable_fields[i] == field) return std::string(UnpackFieldValue(field_values, i));
   }
   return "";
 }
 
-std::string PackFieldValues(const api::ResourceInfo& info, const json::object& doc) {
-  // Built in a per-thread scratch, then copied once at its exact size.
-  thread_local std::string scratch;
-  scratch.clear();
-  for (const std::string& f : info.selectable_fields) {
-    std::string value = api::FieldValue(doc, f);
-    size_t n = value.size();
-    while (n >= 0x80) {
-      scratch.push_back(static_cast<char>((n & 0x7f) | 0x80));
-      n >>= 7;
-    }
-    scratch.push_back(static_cast<char>(n));
-    scratch.append(value);
+namespace {
+
+// The packed strings (field values, labels): each item as its length (LEB128), then its bytes.
+void AppendPacked(std::string* out, std::string_view item) {
+  size_t n = item.size();
+  while (n >= 0x80) {
+    out->push_back(static_cast<char>((n & 0x7f) | 0x80));
+    n >>= 7;
   }
+  out->push_back(static_cast<char>(n));
+  out->append(item);
+}
+
+// Reads the item at *at and moves past it; false at the end (or on malformed input).
+bool NextPacked(std::string_view packed, size_t* at, std::string_view* item) {
+  if (*at >= packed.size()) return false;
+  size_t n = 0;
+  for (int shift = 0;; shift += 7) {
+    if (*at >= packed.size() || shift > 56) return false;
+    auto byte = static_cast<unsigned char>(packed[(*at)++]);
+    n |= static_cast<size_t>(byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) break;
+  }
+  if (n > packed.size() - *at) return false;
+  *item = packed.substr(*at, n);
+  *at += n;
+  return true;
+}
+
+// A copy of `scratch` at its exact size; a scratch that grew huge is released.
+std::string ExactCopy(std::string& scratch) {
   std::string packed(scratch);
   if (scratch.capacity() > (1u << 16)) std::string().swap(scratch);
   return packed;
 }
 
+}  // namespace
+
+std::string PackFieldValues(const api::ResourceInfo& info, const json::object& doc) {
+  // Built in a per-thread scratch, then copied once at its exact size.
+  thread_local std::string scratch;
+  scratch.clear();
+  for (const std::string& f : info.selectable_fields)
+    AppendPacked(&scratch, api::FieldValue(doc, f));
+  return ExactCopy(scratch);
+}
+
 std::string_view UnpackFieldValue(std::string_view packed, size_t index) {
   size_t at = 0;
-  for (size_t i = 0; at < packed.size(); ++i) {
-    size_t n = 0;
-    for (int shift = 0;; shift += 7) {
-      if (at >= packed.size()) return {};
-      auto byte = static_cast<unsigned char>(packed[at++]);
-      n |= static_cast<size_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) break;
-    }
-    if (n > packed.size() - at) return {};
-    if (i == index) return packed.substr(at, n);
-    at += n;
+  std::string_view item;
+  for (size_t i = 0; NextPacked(packed, &at, &item); ++i) {
+    if (i == index) return item;
   }
   return {};
+}
+
+std::string PackLabels(const json::object& doc) {
+  auto metadata = doc.find("metadata");
+  if (metadata == doc.end() || !metadata->value().is_object()) return {};
+  const json::object& m = metadata->value().get_object();
+  auto labels = m.find("labels");
+  if (labels == m.end() || !labels->value().is_object()) return {};
+  thread_local std::string scratch;
+  scratch.clear();
+  for (const json::key_value_pair& kv : labels->value().get_object()) {
+    AppendPacked(&scratch, kv.key());
+    AppendPacked(&scratch, kv.value().is_string() ? std::string_view(kv.value().get_string())
+                                                  : std::string_view());
+  }
+  return ExactCopy(scratch);
+}
+
+std::optional<std::string_view> PackedLabelValue(std::string_view packed, std::string_view key) {
+  size_t at = 0;
+  std::string_view k, v;
+  while (NextPacked(packed, &at, &k) && NextPacked(packed, &at, &v)) {
+    if (k == key) return v;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// LabelSelector::Requirement::Matches for a label whose value is `value` (nullopt: no such
+// label). The same rules (cached_object_test checks the two agree on a table of cases).
+bool RequirementMatches(const api::LabelSelector::Requirement& r,
+                        std::optional<std::string_view> value) {
+  using Op = api::LabelSelector::Op;
+  const bool present = value.has_value();
+  const std::string_view have = value.value_or(std::string_view());
+  auto in_values = [&] { return std::binary_search(r.values.begin(), r.values.end(), have); };
+  switch (r.op) {
+    case Op::kIn:
+    case Op::kEquals: return present && in_values();
+    case Op::kNotIn:
+    case Op::kNotEquals: return !present || !in_values();
+    case Op::kExists: return present;
+    case Op::kDoesNotExist: return !present;
+    case Op::kGreaterThan:
+    case Op::kLessThan: {
+      if (!present || r.values.empty()) return false;
+      int64_t lhs = 0, rhs = 0;
+      auto r1 = std::from_chars(have.data(), have.data() + have.size(), lhs);
+      auto r2 = std::from_chars(r.values[0].data(), r.values[0].data() + r.values[0].size(), rhs);
+      if (r1.ec != std::errc() || r2.ec != std::errc()) return false;
+      return r.op == Op::kGreaterThan ? lhs > rhs : lhs < rhs;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool CachedObject::MatchesLabels(const api::LabelSelector& selector) const {
+  if (selector.MatchesNothing()) return false;
+  for (const api::LabelSelector::Requirement& r : selector.requirements()) {
+    if (!RequirementMatches(r, PackedLabelValue(labels, r.key))) return false;
+  }
+  return true;
+}
+
+json::object CachedObject::LabelsObject() const {
+  json::object out;
+  size_t at = 0;
+  std::string_view k, v;
+  while (NextPacked(labels, &at, &k) && NextPacked(labels, &at, &v)) out[k] = v;
+  return out;
+}
+
+void CachedObject::SetKeyPositions(const api::ResourceInfo& info) {
+  // As KeyFromStorageKey.
+  const size_t rest = std::min(storage_key.size(), info.storage_prefix.size() + 1);
+  ns_at_ = static_cast<uint32_t>(rest);
+  ns_len_ = 0;
+  name_at_ = static_cast<uint32_t>(rest);
+  if (!info.namespaced) return;
+  size_t slash = storage_key.find('/', rest);
+  if (slash == std::string::npos) return;
+  ns_len_ = static_cast<uint32_t>(slash - rest);
+  name_at_ = static_cast<uint32_t>(slash + 1);
 }
 
 CachedObjectPtr CachedObject::WithRevision(store::Revision rev) const {
   auto c = std::make_shared<CachedObject>();
   c->storage_key = storage_key;
-  c->key = key;
+  c->ns_at_ = ns_at_;
+  c->ns_len_ = ns_len_;
+  c->name_at_ = name_at_;
   c->revision = rev;
   c->labels = labels;
   c->field_values = field_values;
@@ -235,7 +343,7 @@ CachedObjectPtr CachedObject::WithRevision(store::Revision rev) const {
   out.append(digits);
   out.append(*json, rv_value_at + rv_value_len);
   c->rv_value_at = rv_value_at;
-  c->rv_value_len = digits.size();
+  c->rv_value_len = static_cast<uint32_t>(digits.size());
   c->json = std::make_shared<const std::string>(std::move(out));
   return c;
 }
@@ -244,15 +352,15 @@ CachedObjectPtr CachedObject::FromEncoded(const api::ResourceInfo& info, std::st
                                           const api::Object& obj, const EncodedObject& encoded,
                                           store::Revision revision) {
   auto c = std::make_shared<CachedObject>();
-  c->key = KeyFromStorageKey(info, storage_key);
   c->storage_key = std::move(storage_key);
+  c->SetKeyPositions(info);
   c->revision = revision;
-  if (const json::object* l = obj.labels()) c->labels = *l;
+  c->labels = PackLabels(obj.doc());
   c->field_values = PackFieldValues(info, obj.doc());
   std::string text = encoded.WithResourceVersion(revision);
   char buf[24];
-  c->rv_value_at = encoded.ResourceVersionValueOffset();
-  c->rv_value_len = Digits(revision, buf).size();
+  c->rv_value_at = static_cast<uint32_t>(encoded.ResourceVersionValueOffset());
+  c->rv_value_len = static_cast<uint32_t>(Digits(revision, buf).size());
   c->json = std::make_shared<const std::string>(std::move(text));
   return c;
 }
@@ -284,7 +392,7 @@ util::StatusOr<CachedObjectPtr> CachedObject::FromKeyValue(const api::ResourceIn
 PendingWrite::PendingWrite(std::shared_ptr<const api::ResourceInfo> info, std::string storage_key,
                            const api::Object& obj, EncodedObject encoded)
     : storage_key_(std::move(storage_key)), encoded_(std::move(encoded)), info_(std::move(info)) {
-  if (const json::object* l = obj.labels()) labels_ = *l;
+  labels_ = PackLabels(obj.doc());
   field_values_ = PackFieldValues(*info_, obj.doc());
 }
 
@@ -294,15 +402,15 @@ CachedObjectPtr PendingWrite::Entry(store::Revision revision) {
     return entry_->revision == revision ? entry_ : entry_->WithRevision(revision);
   }
   auto c = std::make_shared<CachedObject>();
-  c->key = KeyFromStorageKey(*info_, storage_key_);
   c->storage_key = storage_key_;
+  c->SetKeyPositions(*info_);
   c->revision = revision;
   c->labels = std::move(labels_);
   c->field_values = std::move(field_values_);
   char buf[24];
   c->json = std::make_shared<const std::string>(encoded_.WithResourceVersion(revision));
-  c->rv_value_at = encoded_.ResourceVersionValueOffset();
-  c->rv_value_len = Digits(revision, buf).size();
+  c->rv_value_at = static_cast<uint32_t>(encoded_.ResourceVersionValueOffset());
+  c->rv_value_len = static_cast<uint32_t>(Digits(revision, buf).size());
   entry_ = std::move(c);
   return entry_;
 }

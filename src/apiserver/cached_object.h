@@ -24,12 +24,15 @@
 
 #include <boost/json.hpp>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "api/labels.h"
 #include "api/object.h"
 #include "api/resource.h"
 #include "store/kv.h"
@@ -53,19 +56,34 @@ struct EncodedObject {
 // Serializes `doc` (compact JSON, members in order) leaving out metadata.resourceVersion.
 EncodedObject EncodeObject(const boost::json::object& doc);
 
+// Every cached version of every object is one of these (150,000 pods are 150,000 of them plus the
+// history), so it holds each thing once and packed: the namespace and name are views of the
+// storage key, the labels and field values are packed strings (PackLabels, PackFieldValues).
 struct CachedObject {
-  std::string storage_key;
-  api::ObjectKey key;
+  std::string storage_key;                  // "/registry/pods/<namespace>/<name>"
   store::Revision revision = 0;             // metadata.resourceVersion
   std::shared_ptr<const std::string> json;  // the full object, resourceVersion set
-  boost::json::object labels;
+  // metadata.labels, packed (PackLabels): matched by MatchesLabels, rebuilt by LabelsObject.
+  std::string labels;
   // Values of the resource's selectable fields (ResourceInfo::selectable_fields), same order,
   // packed into one string (PackFieldValues): an Event has eleven, and every cached version of
   // every object carries them.
   std::string field_values;
   // Where the resourceVersion's digits are in `json` (WithRevision rewrites them).
-  size_t rv_value_at = 0;
-  size_t rv_value_len = 0;
+  uint32_t rv_value_at = 0;
+  uint32_t rv_value_len = 0;
+
+  // The namespace ("" for cluster-scoped resources) and name: views of storage_key.
+  std::string_view ns() const { return std::string_view(storage_key).substr(ns_at_, ns_len_); }
+  std::string_view name() const { return std::string_view(storage_key).substr(name_at_); }
+  api::ObjectKey key() const { return {std::string(ns()), std::string(name())}; }
+  // Sets where ns() and name() are in storage_key (a key under `info`'s storage prefix).
+  void SetKeyPositions(const api::ResourceInfo& info);
+
+  // Whether metadata.labels match `selector` (as LabelSelector::Matches on the parsed object).
+  bool MatchesLabels(const api::LabelSelector& selector) const;
+  // metadata.labels as an object (empty without labels).
+  boost::json::object LabelsObject() const;
 
   // Parses `json` (the cache keeps only bytes: parsed objects cost 3-5x the memory).
   util::StatusOr<api::Object> Parse() const;
@@ -100,6 +118,9 @@ struct CachedObject {
   // libstdc++ 12 is not understood by ThreadSanitizer).
   mutable std::weak_ptr<const api::Object> decoded_;
   mutable std::weak_ptr<const api::Object> decoded_without_managed_fields_;  // the same pool
+  uint32_t ns_at_ = 0;
+  uint32_t ns_len_ = 0;
+  uint32_t name_at_ = 0;
 };
 using CachedObjectPtr = std::shared_ptr<const CachedObject>;
 
@@ -129,9 +150,9 @@ class PendingWrite {
   const EncodedObject encoded_;
   const std::shared_ptr<const api::ResourceInfo> info_;
   std::mutex mu_;
-  boost::json::object labels_;  // guarded by mu_; moved into the first entry
-  std::string field_values_;    // guarded by mu_; moved into the first entry
-  CachedObjectPtr entry_;       // guarded by mu_
+  std::string labels_;        // guarded by mu_; moved into the first entry (PackLabels)
+  std::string field_values_;  // guarded by mu_; moved into the first entry
+  CachedObjectPtr entry_;     // guarded by mu_
 };
 
 // The values of `info`'s selectable fields in `doc` (api::FieldValue), packed for
@@ -140,6 +161,13 @@ class PendingWrite {
 std::string PackFieldValues(const api::ResourceInfo& info, const boost::json::object& doc);
 // The `index`th value packed by PackFieldValues ("" past the end).
 std::string_view UnpackFieldValue(std::string_view packed, size_t index);
+
+// metadata.labels of `doc`, packed for CachedObject::labels: each key and value as its length
+// (LEB128) then its bytes, in one string of exactly that size; a value that is not a string is
+// packed as "" (LabelSelector matches it so).
+std::string PackLabels(const boost::json::object& doc);
+// The value of label `key` in `packed`; nullopt when there is no such label.
+std::optional<std::string_view> PackedLabelValue(std::string_view packed, std::string_view key);
 
 // Storage key helpers: "/registry/pods/default/web".
 std::string StorageKey(const api::ResourceInfo& info, std::string_view ns, std::string_view name);

@@ -98,15 +98,108 @@ TEST(CachedObjectTest, FromObjectCarriesKeyLabelsFieldsAndResourceVersion) {
                       R"("labels":{"app":"web"},"resourceVersion":"1"},)"
                       R"("spec":{"nodeName":"n1"},"status":{"phase":"Running"}})"));
   auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", pod, 42);
-  EXPECT_EQ(c->key.ns, "d");
-  EXPECT_EQ(c->key.name, "web");
+  EXPECT_EQ(c->ns(), "d");
+  EXPECT_EQ(c->name(), "web");
   EXPECT_EQ(c->revision, 42);
   EXPECT_EQ(c->FieldValue(Pods(), "spec.nodeName"), "n1");
   EXPECT_EQ(c->FieldValue(Pods(), "status.phase"), "Running");
-  EXPECT_EQ(json::serialize(c->labels), R"({"app":"web"})");
+  EXPECT_EQ(json::serialize(c->LabelsObject()), R"({"app":"web"})");
   auto parsed = c->Parse();
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->resource_version(), "42");
+}
+
+const api::ResourceInfo& Namespaces() {
+  static const api::ResourceInfo info = [] {
+    for (const api::ResourceInfo& r : api::BuiltinResources()) {
+      if (r.gvr.group.empty() && r.gvr.resource == "namespaces") return r;
+    }
+    return api::ResourceInfo{};
+  }();
+  return info;
+}
+
+// The namespace and name are views of the storage key, for namespaced and cluster-scoped
+// resources, through every way an entry is built.
+TEST(CachedObjectTest, NamespaceAndNameComeFromTheStorageKey) {
+  api::Object pod(Doc(R"({"kind":"Pod","metadata":{"name":"a-long-pod-name-12345","namespace":)"
+                      R"("kube-system"}})"));
+  auto c =
+      CachedObject::FromObject(Pods(), "/registry/pods/kube-system/a-long-pod-name-12345", pod, 3);
+  EXPECT_EQ(c->ns(), "kube-system");
+  EXPECT_EQ(c->name(), "a-long-pod-name-12345");
+  EXPECT_EQ(c->key(), (api::ObjectKey{"kube-system", "a-long-pod-name-12345"}));
+  auto d = c->WithRevision(4);
+  EXPECT_EQ(d->ns(), "kube-system");
+  EXPECT_EQ(d->name(), "a-long-pod-name-12345");
+
+  api::Object ns(Doc(R"({"kind":"Namespace","metadata":{"name":"team-a"}})"));
+  auto n = CachedObject::FromObject(Namespaces(), "/registry/namespaces/team-a", ns, 5);
+  EXPECT_EQ(n->ns(), "");
+  EXPECT_EQ(n->name(), "team-a");
+
+  PendingWrite write(std::make_shared<api::ResourceInfo>(Pods()), "/registry/pods/d/w", pod,
+                     EncodeObject(pod.doc()));
+  CachedObjectPtr e = write.Entry(6);
+  EXPECT_EQ(e->ns(), "d");
+  EXPECT_EQ(e->name(), "w");
+}
+
+// The packed labels answer every selector as LabelSelector::Matches answers on the parsed object
+// (the list and watch filters use the packed form).
+TEST(CachedObjectTest, PackedLabelsMatchLikeTheParsedObject) {
+  const std::vector<std::string> label_sets = {
+      R"({})",
+      R"({"app":"web"})",
+      R"({"app":"web","tier":"frontend","pod-template-hash":"7c9f8d6b5"})",
+      R"({"app":"db","tier":""})",
+      R"({"n":"5","app":"web"})",
+      R"({"n":"12"})",
+      R"({"n":"x"})",
+      R"({"weird":7})",  // not a string: present, compares as ""
+  };
+  const std::vector<std::string> selectors = {
+      "",
+      "app=web",
+      "app==web",
+      "app!=web",
+      "app",
+      "!app",
+      "app in (web,db)",
+      "app notin (web)",
+      "tier=",
+      "tier!=",
+      "n>4",
+      "n<10",
+      "n>100",
+      "weird",
+      "weird=",
+      "!weird",
+      "app=web,tier",
+      "app=web,!tier",
+      "missing=x",
+      "missing!=x",
+      "n in (5)",
+      "tier in (,x)",
+      "app=web,n>1,n<6",
+      "app notin ()",
+  };
+  for (const std::string& labels : label_sets) {
+    json::object doc = Doc(R"({"kind":"Pod","metadata":{"name":"p","namespace":"d"}})");
+    doc["metadata"].as_object()["labels"] = json::parse(labels);
+    api::Object pod(doc);
+    auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/p", pod, 1);
+    const json::object* parsed = pod.labels();
+    for (const std::string& text : selectors) {
+      auto sel = api::LabelSelector::Parse(text);
+      if (!sel.ok()) continue;  // not a selector this parser takes
+      EXPECT_EQ(c->MatchesLabels(*sel), sel->Matches(parsed)) << labels << " / " << text;
+    }
+    EXPECT_FALSE(c->MatchesLabels(api::LabelSelector::Nothing())) << labels;
+    if (labels != R"({"weird":7})") {
+      EXPECT_EQ(json::serialize(c->LabelsObject()), labels);
+    }
+  }
 }
 
 TEST(CachedObjectTest, WithRevisionRewritesOnlyTheResourceVersion) {
@@ -116,7 +209,7 @@ TEST(CachedObjectTest, WithRevisionRewritesOnlyTheResourceVersion) {
     auto d = c->WithRevision(rv);
     EXPECT_EQ(*d->json, Reference(pod.doc(), rv));
     EXPECT_EQ(d->revision, rv);
-    EXPECT_EQ(d->key.name, "web");
+    EXPECT_EQ(d->name(), "web");
     // Rewritable again (its own offsets are right).
     EXPECT_EQ(*d->WithRevision(9)->json, *c->json);
   }
@@ -151,12 +244,12 @@ TEST(PendingWriteTest, EntryIsBuiltOnceAndSharedByWriterAndCache) {
   EXPECT_EQ(a.get(), b.get());
   EXPECT_EQ(*a->json, Reference(pod.doc(), 8));
   EXPECT_EQ(a->FieldValue(Pods(), "spec.nodeName"), "n1");
-  EXPECT_EQ(json::serialize(a->labels), R"({"app":"web"})");
+  EXPECT_EQ(json::serialize(a->LabelsObject()), R"({"app":"web"})");
   // Asked at another revision (never in practice: one put, one revision), it still answers right.
   CachedObjectPtr c = write.Entry(12);
   EXPECT_EQ(*c->json, Reference(pod.doc(), 12));
   EXPECT_EQ(c->FieldValue(Pods(), "spec.nodeName"), "n1");
-  EXPECT_EQ(json::serialize(c->labels), R"({"app":"web"})");
+  EXPECT_EQ(json::serialize(c->LabelsObject()), R"({"app":"web"})");
 }
 
 TEST(CachedObjectTest, ConcurrentDecodedCallsAgreeOnOneObject) {

@@ -130,7 +130,7 @@ void CrdController::Run(std::stop_token stop) {
       std::set<std::string> groups;
       for (const WatchItem& item : items) {
         if (!item.event) continue;
-        Enqueue(item.event->object()->key.name, now);
+        Enqueue(std::string(item.event->object()->name()), now);
         if (auto parsed = item.event->object()->Parse(); parsed.ok()) {
           groups.insert(std::string(api::FindString(parsed->doc(), {"spec", "group"})));
         }
@@ -142,7 +142,7 @@ void CrdController::Run(std::stop_token stop) {
             auto parsed = c->Parse();
             if (parsed.ok() &&
                 groups.contains(std::string(api::FindString(parsed->doc(), {"spec", "group"})))) {
-              Enqueue(c->key.name, now);
+              Enqueue(std::string(c->name()), now);
             }
           }
         }
@@ -238,7 +238,7 @@ std::chrono::milliseconds CrdController::Finalize(ResourceStorage& crds, const a
       if (!list.ok()) return options_.retry_interval;
       WriteContext w = SystemWrite("");
       for (const auto& item : list->items) {
-        auto r = storage->Delete(item->key.ns, item->key.name, DeleteOptions{}, w);
+        auto r = storage->Delete(item->key().ns, item->key().name, DeleteOptions{}, w);
         if (!r.ok()) {
           if (r.error().code != 404) ++remaining;
         } else if (!r->deleted) {

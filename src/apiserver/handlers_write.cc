@@ -251,7 +251,7 @@ Response APIServer::HandleDeleteCollection(RequestContext& ctx) {
   ListResult deleted;
   deleted.revision = list->revision;
   for (const auto& item : list->items) {
-    auto r = ctx.storage.Delete(item->key.ns, item->key.name, *opts, *wctx);
+    auto r = ctx.storage.Delete(item->key().ns, item->key().name, *opts, *wctx);
     if (!r.ok()) {
       if (r.error().code == 404) continue;  // deleted concurrently
       return ErrorResponse(r.error());

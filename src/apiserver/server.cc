@@ -136,7 +136,7 @@ std::optional<json::object> APIServer::NamespaceLabels(const std::string& ns) {
     if (!fresh.ok()) return std::nullopt;
     obj = *fresh;
   }
-  return obj->labels;
+  return obj->LabelsObject();
 }
 
 void APIServer::InstallWebhookAdmission() {

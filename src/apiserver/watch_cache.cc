@@ -48,9 +48,9 @@ void WatchEvent::AppendFrame(WatchEventType as,
 // WatchFilter
 
 bool WatchFilter::Matches(const api::ResourceInfo& info, const CachedObject& obj) const {
-  if (!ns.empty() && obj.key.ns != ns) return false;
-  if (!name.empty() && obj.key.name != name) return false;
-  if (!labels.Empty() && !labels.Matches(&obj.labels)) return false;
+  if (!ns.empty() && obj.ns() != ns) return false;
+  if (!name.empty() && obj.name() != name) return false;
+  if (!labels.Empty() && !obj.MatchesLabels(labels)) return false;
   if (!fields.Empty() &&
       !fields.Matches([&](std::string_view f) { return obj.FieldValue(info, f); })) {
     return false;

@@ -61,7 +61,8 @@ std::vector<std::string> Types(const std::vector<WatchItem>& items) {
   std::vector<std::string> out;
   for (const WatchItem& i : items) {
     std::string s(i.event ? WatchEventTypeName(i.as) : "BOOKMARK");
-    if (i.event) s += " " + i.event->object()->key.name + "@" + std::to_string(i.event->revision());
+    if (i.event)
+      s += " " + std::string(i.event->object()->name()) + "@" + std::to_string(i.event->revision());
     out.push_back(s);
   }
   return out;
@@ -196,7 +197,7 @@ TEST_F(WatchCacheTest, AnOfferedWriteBecomesTheCacheEntryItself) {
   EXPECT_EQ(items[0].event->object().get(), entry.get());
   EXPECT_EQ(*entry->json, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",)"
                           R"("namespace":"default","labels":{"app":"db"},"resourceVersion":"2"}})");
-  EXPECT_EQ(json::serialize(entry->labels), R"({"app":"db"})");
+  EXPECT_EQ(json::serialize(entry->LabelsObject()), R"({"app":"db"})");
 }
 
 TEST_F(WatchCacheTest, OffersOfOtherBytesOrWithdrawnAreNotTaken) {
@@ -211,7 +212,7 @@ TEST_F(WatchCacheTest, OffersOfOtherBytesOrWithdrawnAreNotTaken) {
   EXPECT_NE(got.get(), withdrawn->Entry(2).get());  // parsed from the store's bytes instead
   EXPECT_NE(got.get(), lost->Entry(2).get());
   EXPECT_EQ(got->revision, 2);
-  EXPECT_EQ(json::serialize(got->labels), R"({"app":"db"})");
+  EXPECT_EQ(json::serialize(got->LabelsObject()), R"({"app":"db"})");
   cache_.Withdraw(lost);
 }
 
