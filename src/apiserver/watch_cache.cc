@@ -127,23 +127,23 @@ WatchCache::ListResult WatchCache::List(const WatchFilter& filter, std::string_v
     // A name pins at most one object per namespace: look it up instead of scanning.
     if (!filter.ns.empty() || !info_->namespaced) {
       auto it = objects_.find(StorageKey(*info_, filter.ns, filter.name));
-      if (it != objects_.end() && it->first >= start_key && filter.Matches(*info_, *it->second)) {
-        result.items.push_back(it->second);
+      if (it != objects_.end() && (*it)->storage_key >= start_key && filter.Matches(*info_, **it)) {
+        result.items.push_back(*it);
       }
       return result;
     }
   }
   auto it = objects_.lower_bound(std::max<std::string_view>(prefix, start_key));
   auto in_prefix = [&] {
-    return it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+    return it != objects_.end() && (*it)->storage_key.compare(0, prefix.size(), prefix) == 0;
   };
   for (; in_prefix(); ++it) {
-    if (!filter.Matches(*info_, *it->second)) continue;
+    if (!filter.Matches(*info_, **it)) continue;
     if (limit > 0 && result.items.size() == limit) {
       if (more) *more = true;
       break;
     }
-    result.items.push_back(it->second);
+    result.items.push_back(*it);
   }
   if (in_prefix() && filter.name.empty() && filter.labels.Empty() && filter.fields.Empty()) {
     int64_t remaining = 0;
@@ -157,7 +157,7 @@ CachedObjectPtr WatchCache::Get(const std::string& storage_key, store::Revision*
   std::lock_guard lock(mu_);
   if (revision) *revision = revision_;
   auto it = objects_.find(storage_key);
-  return it == objects_.end() ? nullptr : it->second;
+  return it == objects_.end() ? nullptr : *it;
 }
 
 store::Revision WatchCache::revision() const {
@@ -197,9 +197,10 @@ util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filt
     if (!options.from_revision) {
       std::string prefix = StoragePrefix(*info_, filter.ns);
       for (auto it = objects_.lower_bound(prefix);
-           it != objects_.end() && it->first.compare(0, prefix.size(), prefix) == 0; ++it) {
-        if (!filter.Matches(*info_, *it->second)) continue;
-        items.push_back({std::make_shared<WatchEvent>(WatchEventType::kAdded, it->second, nullptr),
+           it != objects_.end() && (*it)->storage_key.compare(0, prefix.size(), prefix) == 0;
+           ++it) {
+        if (!filter.Matches(*info_, **it)) continue;
+        items.push_back({std::make_shared<WatchEvent>(WatchEventType::kAdded, *it, nullptr),
                          WatchEventType::kAdded});
       }
       end_initial_events(revision_);
@@ -284,8 +285,7 @@ void WatchCache::Reset(std::vector<CachedObjectPtr> objects, store::Revision rev
     objects_.clear();
     for (auto& o : objects) {
       if (!options_.keep_objects) break;
-      std::string key = o->storage_key;
-      objects_.emplace(std::move(key), std::move(o));
+      objects_.insert(std::move(o));
     }
     history_.clear();
     oldest_revision_ = revision;
@@ -413,15 +413,18 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
       }
       const std::string& key = c.ev->kv->key;
       auto it = objects_.find(key);
-      CachedObjectPtr prev = it == objects_.end() ? nullptr : it->second;
+      CachedObjectPtr prev = it == objects_.end() ? nullptr : *it;
       WatchEventPtr ev;
       if (c.obj) {
         ev = std::make_shared<WatchEvent>(prev ? WatchEventType::kModified : WatchEventType::kAdded,
                                           c.obj, prev);
         if (it == objects_.end()) {
-          objects_.emplace(key, c.obj);
+          objects_.insert(c.obj);
         } else {
-          it->second = c.obj;
+          // The same key: the node is reused for the new version.
+          auto node = objects_.extract(it);
+          node.value() = c.obj;
+          objects_.insert(std::move(node));
         }
       } else {
         if (!prev) continue;  // deleting something we never saw (filtered earlier): nothing to say

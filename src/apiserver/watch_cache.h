@@ -246,7 +246,18 @@ class WatchCache {
   std::unordered_multimap<std::string, std::shared_ptr<PendingWrite>> offers_;  // offers_mu_
 
   mutable std::mutex mu_;
-  std::map<std::string, CachedObjectPtr, std::less<>> objects_;  // guarded by mu_
+  // Entries ordered by their storage key, found by a key alone (the key is the entry's own: a
+  // map would hold every key a second time).
+  struct ByStorageKey {
+    using is_transparent = void;
+    static std::string_view Key(const CachedObjectPtr& o) { return o->storage_key; }
+    static std::string_view Key(std::string_view key) { return key; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Key(a) < Key(b);
+    }
+  };
+  std::set<CachedObjectPtr, ByStorageKey> objects_;  // guarded by mu_
   struct HistoryEntry {
     WatchEventPtr event;
     util::Clock::TimePoint recorded;
