@@ -161,11 +161,12 @@ enum class PodStage {
   kTerminal,     // nothing runs any more (Succeeded, Failed or rejected)
 };
 
+// Field order: the bools last, so that the four of a PodMachine fit its 1 KiB size class.
 struct ConditionState {
-  bool status = false;
   WallTime last_transition;
   std::string reason;
   std::string message;
+  bool status = false;
   bool set = false;  // ever computed
 
   friend bool operator==(const ConditionState&, const ConditionState&) = default;
