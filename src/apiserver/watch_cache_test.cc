@@ -8,9 +8,12 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/builtin_resources.h"
+#include "store/embedded_store.h"
+#include "store/store_test_util.h"
 
 namespace converge::apiserver {
 namespace {
@@ -144,6 +147,38 @@ TEST(WatchCacheHistoryTest, KeepsTheWindowAtLeastTheMinimumAndAtMostTheCapacity)
   EXPECT_EQ(cache.history_size(), 3u);
   EXPECT_FALSE(resumes_from(9));
   EXPECT_TRUE(resumes_from(10));
+}
+
+// The Cacher's ticker expires history as it ages, without waiting for the resource's next event.
+TEST(CacherHistoryTest, TheTickerDropsEventsOlderThanTheWindow) {
+  store::TempDir dir;
+  auto kv = store::OpenEmbeddedStore(store::TestStoreOptions(dir.path()));
+  ASSERT_TRUE(kv.ok()) << kv.status().message();
+  util::FakeClock clock;  // times the history; the ticker itself runs every real second
+  CacherOptions options;
+  options.cache.history_min = 2;
+  options.clock = &clock;
+  Cacher cacher(kv->get(), options);
+  WatchCache* cache = cacher.AddResource(ConfigMaps());
+  ASSERT_TRUE(cacher.Start().ok());
+  store::Revision last = 0;
+  for (int i = 0; i < 5; ++i) {
+    auto put = (*kv)->Put({.key = "/registry/configmaps/default/a", .value = Json("a", "web")});
+    ASSERT_TRUE(put.ok());
+    last = put->header_revision;
+  }
+  ASSERT_TRUE(cacher.WaitForRevision(last, std::chrono::seconds(30)));
+  EXPECT_EQ(cache->history_size(), 5u);
+  clock.Step(std::chrono::seconds(76));
+  // No more events: only the ticker can drop them. Poll until it has (a test deadline, not a
+  // timing assertion: the ticker runs every second).
+  for (int i = 0; i < 300 && cache->history_size() > 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(cache->history_size(), 2u);
+  EXPECT_FALSE(cache->Watch({}, {.from_revision = last - 3}, 100).ok());  // 410: relist
+  EXPECT_TRUE(cache->Watch({}, {.from_revision = last - 2}, 100).ok());
+  cacher.Stop();
 }
 
 TEST_F(WatchCacheTest, EveryWatcherGetsTheSameEncodedBytes) {
