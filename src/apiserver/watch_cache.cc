@@ -650,6 +650,10 @@ void Cacher::TerminateWatchers() {
 }
 
 void Cacher::ForgetHistory() {
+  // "Everything before now": first let the caches apply what the store has committed, or an
+  // event committed before the call would land in the fresh history (bounded: a cache that cannot
+  // catch up forgets what it has).
+  WaitFresh(std::chrono::seconds(10));
   // Under dispatch_mu_, so that no batch is half applied while the histories go.
   std::lock_guard dispatch(dispatch_mu_);
   std::shared_lock lock(caches_mu_);
