@@ -199,17 +199,21 @@ void AppendPacked(std::string* out, std::string_view item) {
 
 // Reads the item at *at and moves past it; false at the end (or on malformed input).
 bool NextPacked(std::string_view packed, size_t* at, std::string_view* item) {
-  if (*at >= packed.size()) return false;
-  size_t n = 0;
-  for (int shift = 0;; shift += 7) {
-    if (*at >= packed.size() || shift > 56) return false;
-    auto byte = static_cast<unsigned char>(packed[(*at)++]);
-    n |= static_cast<size_t>(byte & 0x7f) << shift;
-    if ((byte & 0x80) == 0) break;
+  size_t i = *at;
+  if (i >= packed.size()) return false;
+  size_t n = static_cast<unsigned char>(packed[i++]);
+  if (n >= 0x80) {  // rare: 128 bytes or more (labels and field values are mostly short)
+    n &= 0x7f;
+    for (int shift = 7;; shift += 7) {
+      if (i >= packed.size() || shift > 56) return false;
+      auto byte = static_cast<unsigned char>(packed[i++]);
+      n |= static_cast<size_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) break;
+    }
   }
-  if (n > packed.size() - *at) return false;
-  *item = packed.substr(*at, n);
-  *at += n;
+  if (n > packed.size() - i) return false;
+  *item = std::string_view(packed.data() + i, n);
+  *at = i + n;
   return true;
 }
 
