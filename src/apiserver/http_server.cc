@@ -19,6 +19,7 @@
 #include "apiserver/http2_session.h"
 #include "apiserver/http_request.h"
 #include "util/metrics.h"
+#include "util/thread_name.h"
 
 namespace converge::apiserver {
 
@@ -343,6 +344,9 @@ asio::awaitable<Response> HttpServer::Impl::Serve(Request req, bool* owed) {
     asio::post(ex, std::move(continuation));
   };
   asio::post(workers, [this, call, ticket, fc] {
+    // The pool's threads are Asio's: each names itself on its first request.
+    static thread_local const bool named = (util::SetThreadName("http-worker"), true);
+    (void)named;
     Response r = options.handler(call->req);
     // Runs once the response is final: on this worker, or on the strand for a pending one.
     auto finish = [this, call, ticket, fc](Response r) {
@@ -560,7 +564,10 @@ util::Status HttpServer::Start() {
   impl_->port = impl_->acceptor->local_endpoint().port();
   asio::co_spawn(impl_->ioc, impl_->Accept(), asio::detached);
   for (int i = 0; i < std::max(1, impl_->options.io_threads); ++i) {
-    impl_->threads.emplace_back([this] { impl_->ioc.run(); });
+    impl_->threads.emplace_back([this] {
+      util::SetThreadName("http-io");
+      impl_->ioc.run();
+    });
   }
   return util::Status();
 }

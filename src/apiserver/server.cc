@@ -18,6 +18,7 @@
 #include "apiserver/rbac_escalation.h"
 #include "apiserver/strategy.h"
 #include "util/ids.h"
+#include "util/thread_name.h"
 #include "util/time_format.h"
 
 namespace converge::apiserver {
@@ -235,15 +236,24 @@ util::Status APIServer::Start() {
   crd_controller_ =
       std::make_unique<CrdController>(this, CrdControllerOptions{.clock = options_.clock});
   crd_controller_->Sync();
-  crd_thread_ = std::jthread([this](std::stop_token st) { crd_controller_->Run(st); });
+  crd_thread_ = std::jthread([this](std::stop_token st) {
+    util::SetThreadName("crd-controller");
+    crd_controller_->Run(st);
+  });
   if (options_.compaction_interval.count() > 0) {
-    compactor_ = std::jthread([this](std::stop_token st) { RunCompaction(st); });
+    compactor_ = std::jthread([this](std::stop_token st) {
+      util::SetThreadName("compaction");
+      RunCompaction(st);
+    });
   }
   if (options_.event_ttl.count() > 0) {
     event_expiry_ = std::make_unique<EventExpiry>(
         EventExpiryOptions{.kv = options_.kv, .clock = options_.clock, .ttl = options_.event_ttl});
     event_expiry_->Start();
-    event_expiry_thread_ = std::jthread([this](std::stop_token st) { event_expiry_->Run(st); });
+    event_expiry_thread_ = std::jthread([this](std::stop_token st) {
+      util::SetThreadName("event-expiry");
+      event_expiry_->Run(st);
+    });
   }
   ready_ = true;
   return util::Status();

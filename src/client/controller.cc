@@ -1,4 +1,5 @@
 #include "client/controller.h"
+#include "util/thread_name.h"
 
 #include <spdlog/spdlog.h>
 
@@ -170,7 +171,10 @@ void Controller::Run(std::stop_token stop) {
   std::vector<std::jthread> workers;
   workers.reserve(workers_);
   for (int i = 0; i < workers_; ++i) {
-    workers.emplace_back([this, stop] { Worker(stop); });
+    workers.emplace_back([this, stop] {
+      util::SetThreadName(name_);  // "replicaset", "deployment", ...
+      Worker(stop);
+    });
   }
   // Workers return once the queue has shut down (the stop callback above) and is drained.
   for (std::jthread& w : workers) w.join();

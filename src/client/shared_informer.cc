@@ -1,4 +1,5 @@
 #include "client/shared_informer.h"
+#include "util/thread_name.h"
 
 #include <spdlog/spdlog.h>
 
@@ -53,7 +54,10 @@ util::Status SharedInformer::AddIndexers(Indexers indexers) {
 }
 
 void SharedInformer::StartListenerLocked(Entry& entry) {
-  entry.thread = std::jthread([l = entry.listener](std::stop_token st) { l->Run(st); });
+  entry.thread = std::jthread([l = entry.listener](std::stop_token st) {
+    util::SetThreadName("informer-handlr");  // one per registered handler
+    l->Run(st);
+  });
 }
 
 util::StatusOr<HandlerRegistration> SharedInformer::AddEventHandler(
@@ -199,7 +203,10 @@ void SharedInformer::Run(std::stop_token stop) {
     reflector_ = reflector;
   }
 
-  std::jthread reflector_thread([reflector, stop] { reflector->Run(stop); });
+  std::jthread reflector_thread([reflector, stop] {
+    util::SetThreadName("reflector");
+    reflector->Run(stop);
+  });
   {
     std::stop_callback close_fifo(stop, [this] { fifo_.Close(); });
     std::vector<Notification> notes;

@@ -10,6 +10,7 @@
 #include "client/list_watch.h"
 #include "client/reflector.h"
 #include "kubelet/pod_status.h"
+#include "util/thread_name.h"
 
 namespace converge::kubelet {
 
@@ -201,12 +202,25 @@ util::Status Kubelet::Run(std::stop_token stop) {
 
   // Each component has its own stop source, so that shutdown goes in the documented order.
   std::stop_source pod_watch_stop, sync_stop, writer_stop, heartbeat_stop, events_stop, logs_stop;
-  std::jthread logs_thread([this, t = logs_stop.get_token()] { logs_.Run(t); });
-  std::jthread events_thread([this, t = events_stop.get_token()] { events_->Run(t); });
-  std::jthread writer_thread([this, t = writer_stop.get_token()] { writer_->Run(t); });
-  std::jthread heartbeat_thread([this, t = heartbeat_stop.get_token()] { heartbeats_->Run(t); });
-  std::jthread node_watch_thread([this, t = heartbeat_stop.get_token()] { RunNodeWatch(t); });
-  std::jthread sync_thread([this, t = sync_stop.get_token()] { SyncLoop(t); });
+  // Each thread is named after its part (top -H, perf report --sort comm).
+  auto named = [](const char* name, auto body) {
+    return [name, body = std::move(body)] {
+      util::SetThreadName(name);
+      body();
+    };
+  };
+  std::jthread logs_thread(
+      named("kubelet-logs", [this, t = logs_stop.get_token()] { logs_.Run(t); }));
+  std::jthread events_thread(
+      named("kubelet-events", [this, t = events_stop.get_token()] { events_->Run(t); }));
+  std::jthread writer_thread(
+      named("kubelet-writer", [this, t = writer_stop.get_token()] { writer_->Run(t); }));
+  std::jthread heartbeat_thread(
+      named("kubelet-beats", [this, t = heartbeat_stop.get_token()] { heartbeats_->Run(t); }));
+  std::jthread node_watch_thread(
+      named("kubelet-nodes", [this, t = heartbeat_stop.get_token()] { RunNodeWatch(t); }));
+  std::jthread sync_thread(
+      named("kubelet-sync", [this, t = sync_stop.get_token()] { SyncLoop(t); }));
   std::jthread pod_watch_thread([this, t = pod_watch_stop.get_token()] { RunPodWatch(t); });
   spdlog::info("kubelet: running {} node(s) {}-{}..{}{}", configs_.size(), options_.node_prefix,
                options_.first_node_index, options_.first_node_index + options_.nodes - 1,

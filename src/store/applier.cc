@@ -1,6 +1,7 @@
 #include "store/applier.h"
 
 #include "store/thread_latency.h"
+#include "util/thread_name.h"
 
 namespace converge::store {
 
@@ -31,7 +32,10 @@ Applier::~Applier() {
 }
 
 void Applier::Start() {
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    util::SetThreadName("store-apply");
+    Loop();
+  });
 }
 
 void Applier::Stop() {

@@ -2,6 +2,7 @@
 
 #include "store/group_writer.h"
 #include "store/thread_latency.h"
+#include "util/thread_name.h"
 
 namespace converge::store {
 
@@ -32,6 +33,7 @@ Committer::~Committer() {
 
 void Committer::Start() {
   thread_ = std::thread([this] {
+    util::SetThreadName("store-commit");
     const bool ok = RequestShortSchedulerSlice();  // it waits for every fdatasync
     {
       std::lock_guard lock(stats_mu_);
@@ -45,6 +47,7 @@ void Committer::Start() {
   });
   if (log_.wal != nullptr) {
     syncer_ = std::thread([this] {
+      util::SetThreadName("store-sync");
       RequestShortSchedulerSlice();  // it waits for every fdatasync
       SyncerLoop();
     });

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "store/backend.h"
+#include "util/thread_name.h"
 
 namespace converge::store {
 
@@ -23,7 +24,10 @@ void Compactor::Start(Revision finished, Revision target) {
     target_ = std::max(finished, target);
     running_ = true;
   }
-  thread_ = std::thread([this] { Loop(); });
+  thread_ = std::thread([this] {
+    util::SetThreadName("store-compact");
+    Loop();
+  });
 }
 
 void Compactor::Stop() {

@@ -15,6 +15,8 @@
 #include <map>
 #include <random>
 
+#include "util/thread_name.h"
+
 namespace converge::store {
 
 namespace {
@@ -415,7 +417,10 @@ util::Status Wal::Start(uint64_t next_seq) {
   }
   SetFillTarget();
   started_ = true;
-  preparer_ = std::thread([this] { PreparerLoop(); });
+  preparer_ = std::thread([this] {
+    util::SetThreadName("wal-prepare");
+    PreparerLoop();
+  });
   return util::Status::Ok();
 }
 

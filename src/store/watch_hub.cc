@@ -4,6 +4,7 @@
 
 #include "store/revision.h"
 #include "store/thread_latency.h"
+#include "util/thread_name.h"
 
 namespace converge::store {
 
@@ -202,6 +203,7 @@ WatchHub::~WatchHub() {
 void WatchHub::Start(Revision notified) {
   notified_.store(notified, std::memory_order_release);
   notifier_ = std::thread([this] {
+    util::SetThreadName("store-notify");
     RequestShortSchedulerSlice();  // on the path from commit to every watcher
     NotifierLoop();
   });
