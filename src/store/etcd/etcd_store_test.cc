@@ -28,7 +28,7 @@ class EtcdFactory : public KvFactory {
     clusters_.push_back(
         std::make_unique<EtcdCluster>(EtcdClusterOptions{.dir = TempDirName(), .members = 1}));
     CONVERGE_RETURN_IF_ERROR(clusters_.back()->Start());
-    EtcdStoreOptions so{.endpoints = clusters_.back()->endpoints()};
+    EtcdStoreOptions so = Options();
     if (options.watcher_buffer != 0) so.watcher_buffer = options.watcher_buffer;
     return OpenEtcdStore(so);
   }
@@ -36,11 +36,19 @@ class EtcdFactory : public KvFactory {
   util::StatusOr<std::unique_ptr<KV>> Reopen(std::unique_ptr<KV> kv) override {
     kv.reset();
     if (clusters_.empty()) return util::FailedPrecondition("nothing to reopen");
-    return OpenEtcdStore(EtcdStoreOptions{.endpoints = clusters_.back()->endpoints()});
+    return OpenEtcdStore(Options());
   }
   bool CancelsSlowWatchers() const override { return true; }
 
  private:
+  // Generous deadlines: on a loaded machine (CI runs the suites in parallel) a fresh member's
+  // first answers have taken over the default 10 s ("connecting to etcd: Deadline Exceeded").
+  EtcdStoreOptions Options() const {
+    return {.endpoints = clusters_.back()->endpoints(),
+            .request_timeout = std::chrono::seconds(30),
+            .dial_timeout = std::chrono::seconds(30)};
+  }
+
   std::vector<std::unique_ptr<EtcdCluster>> clusters_;
 };
 
