@@ -3,7 +3,7 @@
 #include "client/api_errors.h"
 #include "client/controller.h"
 #include "client/index_funcs.h"
-#include "controllers/common/handler_registrations.h"
+#include "controllers/common/queue_controller.h"
 #include "controllers/common/reconcile_metrics.h"
 #include "controllers/endpoint/decide.h"
 
@@ -15,7 +15,7 @@ const api::GroupVersionResource kServices{"", "v1", "services"};
 const api::GroupVersionResource kPods{"", "v1", "pods"};
 const api::GroupVersionResource kEndpoints{"", "v1", "endpoints"};
 
-class Runnable final : public RunnableController {
+class Runnable final : public QueueController {
  public:
   util::Status Init(ControllerContext& ctx) {
     client::SharedInformer& services = ctx.informers->InformerFor(kServices);
@@ -99,23 +99,12 @@ class Runnable final : public RunnableController {
     CONVERGE_RETURN_IF_ERROR(handlers_.Add(endpoints, eps_handler));
     return util::Status();
   }
-
-  void Run(std::stop_token stop) override {
-    if (!handlers_.WaitForSynced(stop)) return;
-    runner_->Run(stop);
-  }
-
- private:
-  std::unique_ptr<client::Controller> runner_;
-  HandlerRegistrations handlers_;  // last: removed (joined) before the rest is destroyed
 };
 
 }  // namespace
 
 util::StatusOr<std::unique_ptr<RunnableController>> NewEndpointsController(ControllerContext& ctx) {
-  auto r = std::make_unique<Runnable>();
-  CONVERGE_RETURN_IF_ERROR(r->Init(ctx));
-  return std::unique_ptr<RunnableController>(std::move(r));
+  return InitQueueController<Runnable>(ctx);
 }
 
 }  // namespace converge::controllers::endpoint

@@ -4,8 +4,8 @@
 
 #include "client/api_errors.h"
 #include "client/controller.h"
-#include "controllers/common/handler_registrations.h"
 #include "controllers/common/namespaces.h"
+#include "controllers/common/queue_controller.h"
 #include "controllers/common/reconcile_metrics.h"
 
 namespace converge::controllers::rootcacert {
@@ -54,7 +54,7 @@ std::optional<api::Object> DesiredRootCaConfigMap(const api::Object& ns_object,
 
 namespace {
 
-class Publisher final : public RunnableController {
+class Publisher final : public QueueController {
  public:
   util::Status Init(ControllerContext& ctx) {
     client::SharedInformer& namespaces = ctx.informers->InformerFor(kNamespaces);
@@ -104,15 +104,6 @@ class Publisher final : public RunnableController {
     CONVERGE_RETURN_IF_ERROR(handlers_.Add(configmaps, cm_handler));
     return util::Status();
   }
-
-  void Run(std::stop_token stop) override {
-    if (!handlers_.WaitForSynced(stop)) return;
-    runner_->Run(stop);
-  }
-
- private:
-  std::unique_ptr<client::Controller> runner_;
-  HandlerRegistrations handlers_;  // last: removed (joined) before the rest is destroyed
 };
 
 // Without a CA bundle there is nothing to publish.
@@ -128,9 +119,7 @@ util::StatusOr<std::unique_ptr<RunnableController>> NewRootCaCertPublisher(Contr
     spdlog::info("root-ca-cert-publisher: no CA bundle (the API server is served without TLS)");
     return std::unique_ptr<RunnableController>(std::make_unique<Idle>());
   }
-  auto p = std::make_unique<Publisher>();
-  CONVERGE_RETURN_IF_ERROR(p->Init(ctx));
-  return std::unique_ptr<RunnableController>(std::move(p));
+  return InitQueueController<Publisher>(ctx);
 }
 
 }  // namespace converge::controllers::rootcacert

@@ -4,8 +4,8 @@
 
 #include "client/api_errors.h"
 #include "client/controller.h"
-#include "controllers/common/handler_registrations.h"
 #include "controllers/common/namespaces.h"
+#include "controllers/common/queue_controller.h"
 #include "controllers/common/reconcile_metrics.h"
 #include "controllers/serviceaccount/decide.h"
 
@@ -16,7 +16,7 @@ namespace {
 const api::GroupVersionResource kNamespaces{"", "v1", "namespaces"};
 const api::GroupVersionResource kServiceAccounts{"", "v1", "serviceaccounts"};
 
-class Runnable final : public RunnableController {
+class Runnable final : public QueueController {
  public:
   util::Status Init(ControllerContext& ctx) {
     client::SharedInformer& namespaces = ctx.informers->InformerFor(kNamespaces);
@@ -66,26 +66,13 @@ class Runnable final : public RunnableController {
     CONVERGE_RETURN_IF_ERROR(handlers_.Add(accounts, sa_handler));
     return util::Status();
   }
-
-  void Run(std::stop_token stop) override {
-    // Workers start once the handlers have seen every initial object (upstream waits on the
-    // handler registrations' HasSynced).
-    if (!handlers_.WaitForSynced(stop)) return;
-    runner_->Run(stop);
-  }
-
- private:
-  std::unique_ptr<client::Controller> runner_;
-  HandlerRegistrations handlers_;  // last: removed (joined) before the rest is destroyed
 };
 
 }  // namespace
 
 util::StatusOr<std::unique_ptr<RunnableController>> NewServiceAccountController(
     ControllerContext& ctx) {
-  auto r = std::make_unique<Runnable>();
-  CONVERGE_RETURN_IF_ERROR(r->Init(ctx));
-  return std::unique_ptr<RunnableController>(std::move(r));
+  return InitQueueController<Runnable>(ctx);
 }
 
 }  // namespace converge::controllers::serviceaccount
