@@ -658,7 +658,16 @@ util::StatusOr<json::value> ApplyStrategicMergePatch(const json::value& original
   if (!original.is_object()) {
     return util::InvalidArgument("a strategic merge patch applies to an object");
   }
-  if (patch.is_null()) return json::value(original, json::storage_ptr());
+  return ApplyStrategicMergePatch(json::value(original, json::storage_ptr()), patch, schema);
+}
+
+util::StatusOr<json::value> ApplyStrategicMergePatch(json::value&& original,
+                                                     const json::value& patch,
+                                                     const TypeSchema* schema) {
+  if (!original.is_object()) {
+    return util::InvalidArgument("a strategic merge patch applies to an object");
+  }
+  if (patch.is_null()) return std::move(original);
   if (!patch.is_object()) {
     return util::InvalidArgument("json: cannot unmarshal " +
                                  std::string(patch.is_array() ? "array" : "a non-object value") +
@@ -669,7 +678,7 @@ util::StatusOr<json::value> ApplyStrategicMergePatch(const json::value& original
     return util::InvalidArgument("patch or document nests deeper than " +
                                  std::to_string(kMaxPatchNestingDepth) + " levels");
   }
-  json::value result(original, json::storage_ptr());
+  json::value result = std::move(original);
   Merger merger;
   CONVERGE_RETURN_IF_ERROR(merger.Run(result, patch.get_object(), Cursor{schema, nullptr}));
   return result;

@@ -76,5 +76,9 @@ namespace converge::api {
 util::StatusOr<boost::json::value> ApplyStrategicMergePatch(const boost::json::value& original,
                                                             const boost::json::value& patch,
                                                             const TypeSchema* schema);
+// The same, patching `original` itself (no copy): for callers that own a copy already.
+util::StatusOr<boost::json::value> ApplyStrategicMergePatch(boost::json::value&& original,
+                                                            const boost::json::value& patch,
+                                                            const TypeSchema* schema);
 
 }  // namespace converge::api

@@ -204,6 +204,21 @@ TEST_P(StrategicMergePatchVectors, Applies) {
   EXPECT_EQ(original, J(c.original)) << "the original must not change";
 }
 
+// Patching in place (the overload that consumes the original) gives the same answers.
+TEST_P(StrategicMergePatchVectors, AppliesInPlace) {
+  const SmpCase& c = GetParam();
+  util::StatusOr<json::value> in_place =
+      ApplyStrategicMergePatch(J(c.original), J(c.patch), SchemaFor(c.schema));
+  util::StatusOr<json::value> copied = ApplyStrategicMergePatch(
+      static_cast<const json::value&>(J(c.original)), J(c.patch), SchemaFor(c.schema));
+  ASSERT_EQ(in_place.ok(), copied.ok());
+  if (in_place.ok()) {
+    EXPECT_EQ(*in_place, *copied);
+  } else {
+    EXPECT_EQ(in_place.status(), copied.status());
+  }
+}
+
 std::string CaseName(const testing::TestParamInfo<SmpCase>& info) {
   return info.param.name;
 }

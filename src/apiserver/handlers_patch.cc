@@ -47,12 +47,14 @@ bool PatchPinsResourceVersion(PatchType type, const json::value& patch) {
   return rv && rv->is_string() && !rv->get_string().empty();
 }
 
-util::StatusOr<json::value> ApplyPatch(PatchType type, const json::value& original,
+// Consumes `original` (a strategic merge patch is applied to it in place).
+util::StatusOr<json::value> ApplyPatch(PatchType type, json::value&& original,
                                        const json::value& patch, const api::TypeSchema* schema) {
   switch (type) {
     case PatchType::kJson: return api::ApplyJsonPatch(original, patch);
     case PatchType::kMerge: return api::ApplyMergePatch(original, patch);
-    case PatchType::kStrategic: return api::ApplyStrategicMergePatch(original, patch, schema);
+    case PatchType::kStrategic:
+      return api::ApplyStrategicMergePatch(std::move(original), patch, schema);
     case PatchType::kApply: break;
   }
   return util::Internal("unexpected patch type");
@@ -152,9 +154,12 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
         if (!current) return NotFound(ctx.info.gvr.Gr(), ctx.ri.name);
         api::Object served = *current;
         ConvertToServedVersion(ctx.info, served);  // custom resources: the requested version
-        json::value original(std::move(served.mutable_doc()));
+        // Default storage, as the patched result had when the patch worked on a copy.
+        json::value original(std::move(served.mutable_doc()), json::storage_ptr());
         if (!pins) original.get_object()["metadata"].get_object().erase("resourceVersion");
-        auto patched = ApplyPatch(type, original, *patch, schema);
+        const std::string original_api_version(
+            api::Object::GetString(original.get_object(), "apiVersion"));
+        auto patched = ApplyPatch(type, std::move(original), *patch, schema);
         if (!patched.ok()) return PatchError(patched.status());
         if (!patched->is_object()) return BadRequest("the patched object is not a JSON object");
         api::Object obj(std::move(patched->get_object()));
@@ -170,8 +175,7 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
           warnings.clear();
           if (auto err = ApplyStrictReport(patch_report, *validation, &warnings)) return *err;
         }
-        if (obj.api_version() != api::Object::GetString(original.get_object(), "apiVersion") ||
-            obj.kind() != current->kind()) {
+        if (obj.api_version() != original_api_version || obj.kind() != current->kind()) {
           return BadRequest("the patch changes apiVersion or kind, which is not allowed");
         }
         if (obj.name() != current->name()) {
