@@ -24,6 +24,19 @@ PodFacts ComputePodFacts(const api::Object& pod) {
   f.ready_since = PodReadyTime(pod);
   f.controller_uid = ControllerUidOf(pod);
   f.labels = pod.labels();
+  if (f.labels == nullptr) {
+    f.label_key = "n";  // no labels at all, apart from empty ones
+  } else {
+    for (const auto& kv : *f.labels) {
+      // Label values are strings; anything else (never valid) is keyed by its JSON text.
+      const std::string v = kv.value().is_string() ? "s" + std::string(kv.value().get_string())
+                                                   : "j" + boost::json::serialize(kv.value());
+      f.label_key += std::to_string(kv.key().size()) + ':';
+      f.label_key += kv.key();
+      f.label_key += std::to_string(v.size()) + ':';
+      f.label_key += v;
+    }
+  }
   return f;
 }
 
@@ -34,7 +47,7 @@ bool IsPodAvailable(const PodFacts& pod, int64_t min_ready_seconds, util::Clock:
          *pod.ready_since + std::chrono::seconds(min_ready_seconds) < now;
 }
 
-PodFacts PodFactsCache::Get(const api::ObjectPtr& pod) {
+const PodFacts& PodFactsCache::Get(const api::ObjectPtr& pod) {
   {
     std::lock_guard lock(mu_);
     auto it = entries_.find(pod.get());
@@ -42,9 +55,14 @@ PodFacts PodFactsCache::Get(const api::ObjectPtr& pod) {
   }
   PodFacts facts = ComputePodFacts(*pod);
   std::lock_guard lock(mu_);
-  entries_.insert_or_assign(pod.get(), Entry{pod, facts});
+  auto it = entries_.find(pod.get());
+  if (it != entries_.end() && SameObject(it->second.object, pod)) return it->second.facts;
+  // Unordered_map nodes never move: the reference stays valid until this entry is erased, which
+  // happens only once `pod` is gone (sweep) or replaced by a later object at the same address.
+  it = entries_.insert_or_assign(pod.get(), Entry{pod, std::move(facts)}).first;
+  const PodFacts& out = it->second.facts;
   MaybeSweepLocked();
-  return facts;
+  return out;
 }
 
 void PodFactsCache::MaybeSweepLocked() {

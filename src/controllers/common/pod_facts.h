@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -38,6 +39,10 @@ struct PodFacts {
   // The uid of GetControllerOf(pod); nullopt when the pod has no (valid) controller reference.
   std::optional<std::string_view> controller_uid;
   const boost::json::object* labels = nullptr;  // metadata.labels, or null
+  // The labels as one string (each key and value length-prefixed, in the object's order; "n"
+  // when there are none): pods with equal keys have equal labels, so a selector's answer for
+  // one holds for all of them.
+  std::string label_key;
 };
 
 PodFacts ComputePodFacts(const api::Object& pod);
@@ -56,8 +61,9 @@ class PodFactsCache {
   PodFactsCache(const PodFactsCache&) = delete;
   PodFactsCache& operator=(const PodFactsCache&) = delete;
 
-  // The facts of `pod` (not null); the views in them are valid while `pod` is held.
-  PodFacts Get(const api::ObjectPtr& pod);
+  // The facts of `pod` (not null). The reference, and the views in the facts, are valid while
+  // the caller holds `pod`: an entry is replaced or swept only once its object is gone.
+  const PodFacts& Get(const api::ObjectPtr& pod);
   size_t size() const;
 
  private:

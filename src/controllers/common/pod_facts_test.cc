@@ -68,6 +68,33 @@ TEST(PodFactsTest, MatchesThePredicates) {
   EXPECT_FALSE(ComputePodFacts(*pods[5]).controller_uid.has_value());
 }
 
+// Equal label keys mean equal labels: the selector memo of a sync relies on it.
+TEST(PodFactsTest, LabelKeysIdentifyLabels) {
+  auto key = [](std::map<std::string, std::string> labels) {
+    return ComputePodFacts(*MakePod({.name = "p", .labels = std::move(labels)})).label_key;
+  };
+  EXPECT_EQ(key({{"app", "web"}, {"tier", "fe"}}), key({{"app", "web"}, {"tier", "fe"}}));
+  const std::vector<std::map<std::string, std::string>> distinct = {
+      {},
+      {{"app", "web"}},
+      {{"app", "we"}},
+      {{"ap", "pweb"}},
+      {{"app", ""}},
+      {{"app", "web"}, {"tier", "fe"}},
+      {{"app", "web:3:tier"}},
+  };
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    for (size_t j = i + 1; j < distinct.size(); ++j) {
+      EXPECT_NE(key(distinct[i]), key(distinct[j])) << i << " " << j;
+    }
+  }
+  api::Object no_labels = *MakePod({.name = "p", .labels = {}});
+  no_labels.mutable_metadata().erase("labels");
+  api::Object empty_labels = no_labels;
+  empty_labels.mutable_metadata()["labels"] = boost::json::object();
+  EXPECT_NE(ComputePodFacts(no_labels).label_key, ComputePodFacts(empty_labels).label_key);
+}
+
 TEST(PodFactsCacheTest, AnswersPerObjectVersion) {
   PodFactsCache cache;
   api::ObjectPtr v1 = MakePod({.name = "a"});

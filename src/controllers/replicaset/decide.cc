@@ -1,6 +1,8 @@
 #include "controllers/replicaset/decide.h"
 
 #include <algorithm>
+#include <string_view>
+#include <unordered_map>
 
 #include "api/labels.h"
 #include "controllers/common/active_pods.h"
@@ -62,10 +64,12 @@ ReplicaSetStatus CalculateStatus(const api::Object& rs, const std::vector<api::O
   std::vector<PodFacts> facts;
   facts.reserve(pods.size());
   for (const api::ObjectPtr& pod : pods) facts.push_back(ComputePodFacts(*pod));
-  return CalculateStatus(rs, facts, manage_error, now);
+  std::vector<const PodFacts*> pointers;
+  for (const PodFacts& f : facts) pointers.push_back(&f);
+  return CalculateStatus(rs, pointers, manage_error, now);
 }
 
-ReplicaSetStatus CalculateStatus(const api::Object& rs, std::span<const PodFacts> pods,
+ReplicaSetStatus CalculateStatus(const api::Object& rs, std::span<const PodFacts* const> pods,
                                  const util::Status& manage_error, util::Clock::WallTime now) {
   ReplicaSetStatus status = ReplicaSetStatus::FromObject(rs);
   std::map<std::string, std::string> template_labels;
@@ -78,11 +82,14 @@ ReplicaSetStatus CalculateStatus(const api::Object& rs, std::span<const PodFacts
   api::LabelSelector fully_labeled = api::LabelSelector::FromMap(template_labels);
   int64_t min_ready = MinReadySeconds(rs);
   int64_t labeled = 0, ready = 0, available = 0;
-  for (const PodFacts& pod : pods) {
-    if (fully_labeled.Matches(pod.labels)) ++labeled;
-    if (pod.ready) {
+  std::unordered_map<std::string_view, bool> labeled_by_key;
+  for (const PodFacts* pod : pods) {
+    auto [it, inserted] = labeled_by_key.try_emplace(pod->label_key, false);
+    if (inserted) it->second = fully_labeled.Matches(pod->labels);
+    if (it->second) ++labeled;
+    if (pod->ready) {
       ++ready;
-      if (IsPodAvailable(pod, min_ready, now)) ++available;
+      if (IsPodAvailable(*pod, min_ready, now)) ++available;
     }
   }
   const Condition* failure = FindCondition(status.conditions, kReplicaFailure);

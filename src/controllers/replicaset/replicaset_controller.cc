@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "api/labels.h"
 #include "client/api_errors.h"
@@ -273,20 +275,23 @@ client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key,
   // Claiming, as ClaimObjects(claim, FilterActivePods(namespace_pods)) would, but reading each
   // pod's facts from the memo: only adoptions and releases (rare) go through ClaimObjects.
   std::vector<api::ObjectPtr> owned;
-  std::vector<PodFacts> owned_facts;
+  std::vector<const PodFacts*> owned_facts;  // valid while namespace_pods holds the pods
   std::vector<api::ObjectPtr> to_claim;
+  // The selector is evaluated once per distinct set of labels (PodFacts::label_key).
+  std::unordered_map<std::string_view, bool> matches_by_labels;
   for (const api::ObjectPtr& pod : namespace_pods) {
-    PodFacts f = pod_facts_.Get(pod);
+    const PodFacts& f = pod_facts_.Get(pod);
     if (!f.active) continue;
-    bool matches = claim.selector.Matches(f.labels);
+    auto [match, inserted] = matches_by_labels.try_emplace(f.label_key, false);
+    if (inserted) match->second = claim.selector.Matches(f.labels);
     switch (DecideClaim(
         *rs,
         {.object = pod.get(), .controller_uid = f.controller_uid, .being_deleted = f.being_deleted},
-        matches)) {
+        match->second)) {
       case ClaimAction::kIgnore: break;
       case ClaimAction::kOwned:
         owned.push_back(pod);
-        owned_facts.push_back(f);
+        owned_facts.push_back(&f);
         break;
       case ClaimAction::kAdopt:
       case ClaimAction::kRelease: to_claim.push_back(pod); break;
@@ -296,7 +301,7 @@ client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key,
     ClaimResult claimed = ClaimObjects(claim, to_claim);
     if (!claimed.error.ok()) return client::ReconcileResult::Error(claimed.error);
     for (api::ObjectPtr& pod : claimed.claimed) {
-      owned_facts.push_back(pod_facts_.Get(pod));
+      owned_facts.push_back(&pod_facts_.Get(pod));
       owned.push_back(std::move(pod));
     }
   }
