@@ -6,6 +6,7 @@
 
 #include "client/api_errors.h"
 #include "client/wait.h"
+#include "util/thread_name.h"
 #include "util/time_format.h"
 
 namespace converge::client {
@@ -190,6 +191,7 @@ void EventRecorder::Write(const Pending& p, std::stop_token stop) {
 }
 
 void EventRecorder::Run(std::stop_token stop) {
+  util::SetThreadName("event-recorder");  // Run is the thread's body
   for (;;) {
     Pending p;
     {

@@ -1,9 +1,10 @@
 #include "client/shared_informer.h"
-#include "util/thread_name.h"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+
+#include "util/thread_name.h"
 
 namespace converge::client {
 
@@ -176,6 +177,7 @@ void SharedInformer::MarkSynced() {
 }
 
 void SharedInformer::Run(std::stop_token stop) {
+  util::SetThreadName("informer");  // Run is the thread's body
   std::shared_ptr<Reflector> reflector;
   {
     std::lock_guard lock(delivery_mu_);

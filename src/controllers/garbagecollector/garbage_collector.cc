@@ -9,6 +9,7 @@
 #include "client/api_errors.h"
 #include "client/resource_event_handler.h"
 #include "controllers/discovery/server_resources.h"
+#include "util/thread_name.h"
 
 namespace converge::controllers::garbagecollector {
 
@@ -195,7 +196,10 @@ bool GarbageCollector::WaitForGraphSync(std::stop_token stop) {
 
 void GarbageCollector::Run(std::stop_token stop) {
   run_started_.store(true);
-  std::jthread graph([this](std::stop_token s) { GraphLoop(s); });
+  std::jthread graph([this](std::stop_token s) {
+    util::SetThreadName("gc-graph");
+    GraphLoop(s);
+  });
   std::stop_callback stop_graph(stop, [&graph] { graph.request_stop(); });
   {
     // Workers wait for a complete graph (see the header).
@@ -208,8 +212,14 @@ void GarbageCollector::Run(std::stop_token stop) {
   attempt_to_orphan_.Start();
   std::vector<std::jthread> workers;
   for (int i = 0; i < options_.workers; ++i) {
-    workers.emplace_back([this] { DeleteWorker(); });
-    workers.emplace_back([this] { OrphanWorker(); });
+    workers.emplace_back([this] {
+      util::SetThreadName("gc-delete");
+      DeleteWorker();
+    });
+    workers.emplace_back([this] {
+      util::SetThreadName("gc-orphan");
+      OrphanWorker();
+    });
   }
   // Shutdown order: the queues (workers finish their item and return), the workers, then the
   // graph thread (stopped by `stop` through the callback above).
