@@ -44,31 +44,32 @@ std::optional<ApiOr<UserInfo>> APIServer::VerifyServiceAccountToken(std::string_
 
 ApiOr<UserInfo> APIServer::AuthenticateServiceAccountClaims(const ServiceAccountClaims& c) const {
   // A token outlives nothing it names: the ServiceAccount (and a bound object) must still exist
-  // with the UID the token was issued for.
-  // Every request carrying a ServiceAccount token comes through here: read from the watch cache
-  // (resourceVersion "0"), never the store, as upstream's cache-backed token getter does.
+  // with the UID the token was issued for. Every request carrying a ServiceAccount token comes
+  // through here, so the watch cache answers (resourceVersion "0"); only when it disagrees — an
+  // object created a moment ago that it has not seen yet — does the store have the last word, as
+  // upstream's token getter falls back from its listers to a live lookup.
   auto invalidated = [] {
     return Unauthorized("Unauthorized: service account token has been invalidated");
   };
+  auto holds = [](ResourceStorage* st, const std::string& ns, const std::string& name,
+                  const std::string& uid) {
+    auto live = [&](const char* resource_version) {
+      auto obj = st->Get(ns, name, resource_version);
+      if (!obj.ok()) return false;
+      auto parsed = (*obj)->Parse();
+      return parsed.ok() && parsed->uid() == uid && parsed->deletion_timestamp().empty();
+    };
+    return live("0") || live("");
+  };
   ResourceStorage* sas = Storage({"", "v1", "serviceaccounts"});
-  if (!sas) return invalidated();
-  auto sa = sas->Get(c.ns, c.name, "0");
-  if (!sa.ok()) return invalidated();
-  auto parsed = (*sa)->Parse();
-  if (!parsed.ok() || parsed->uid() != c.uid || !parsed->deletion_timestamp().empty()) {
-    return invalidated();
-  }
+  if (!sas || !holds(sas, c.ns, c.name, c.uid)) return invalidated();
   if (c.bound) {
     api::GroupVersionResource gvr{"", "v1",
                                   c.bound->kind == "Pod"    ? "pods"
                                   : c.bound->kind == "Node" ? "nodes"
                                                             : "secrets"};
     ResourceStorage* st = Storage(gvr);
-    if (!st) return invalidated();
-    auto obj = st->Get(c.bound->kind == "Node" ? "" : c.ns, c.bound->name, "0");
-    if (!obj.ok()) return invalidated();
-    auto bound = (*obj)->Parse();
-    if (!bound.ok() || bound->uid() != c.bound->uid || !bound->deletion_timestamp().empty()) {
+    if (!st || !holds(st, c.bound->kind == "Node" ? "" : c.ns, c.bound->name, c.bound->uid)) {
       return invalidated();
     }
   }
