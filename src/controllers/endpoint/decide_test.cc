@@ -63,7 +63,8 @@ TEST(EndpointsSubsetsTest, ReadyAndNotReadyPodsOfTheSelectorSortedByIp) {
             Pod("done", "10.0.0.5", true, {{"app", "web"}}, "Succeeded")});
   ASSERT_EQ(subsets.size(), 1u) << json::serialize(subsets);
   const json::object& s = subsets[0].as_object();
-  EXPECT_EQ(Ips(s.at("addresses")), "10.0.0.10 10.0.0.9 ");  // byte order of the text, as upstream compares them
+  // In byte order of the text, as upstream compares them.
+  EXPECT_EQ(Ips(s.at("addresses")), "10.0.0.10 10.0.0.9 ");
   EXPECT_EQ(Ips(s.at("notReadyAddresses")), "10.0.0.3 ");
   EXPECT_EQ(json::serialize(s.at("ports")), R"([{"name":"http","port":8080,"protocol":"TCP"}])");
   const json::object& a = s.at("addresses").as_array()[0].as_object();
