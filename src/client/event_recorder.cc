@@ -2,7 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <initializer_list>
 
 #include "client/api_errors.h"
 #include "client/wait.h"
@@ -50,7 +52,10 @@ util::StatusOr<api::Object> RestEventSink::Patch(const api::Object& event, std::
 
 EventRecorder::EventRecorder(EventRecorderOptions options)
     : options_(std::move(options)),
-      clock_(options_.clock != nullptr ? options_.clock : &util::RealClock()) {}
+      clock_(options_.clock != nullptr ? options_.clock : &util::RealClock()),
+      written_(options_.cache_size),
+      similar_(options_.cache_size),
+      spam_(options_.cache_size) {}
 
 void EventRecorder::Event(const ObjectReference& involved, std::string_view type,
                           std::string_view reason, std::string_view message) {
@@ -70,31 +75,74 @@ int64_t EventRecorder::dropped() const {
   return dropped_;
 }
 
-std::string EventRecorder::AggregationKey(const Pending& p) const {
-  // client-go's getEventKey: source, involved object, type, reason, message. The source is the
-  // same for every event of one recorder, so the key leaves it out (the cache holds up to
-  // cache_size keys per recorder; the simulated kubelet has a recorder per node).
-  std::string k;
+int64_t EventRecorder::filtered() const {
+  std::lock_guard lock(mu_);
+  return filtered_;
+}
+
+namespace {
+
+// Joins parts with a separator no field contains. The source is the same for every event of
+// one recorder, so the keys leave it out (client-go's keys begin with it).
+std::string JoinKey(std::initializer_list<const std::string*> parts) {
   size_t size = 0;
-  const std::string* parts[] = {&p.involved.kind,
-                                &p.involved.ns,
-                                &p.involved.name,
-                                &p.involved.uid,
-                                &p.involved.api_version,
-                                &p.involved.field_path,
-                                &p.type,
-                                &p.reason,
-                                &p.message};
   for (const std::string* part : parts) size += part->size() + 1;
+  std::string k;
   k.reserve(size);
   for (const std::string* part : parts) {
     k += *part;
-    k += '\x1f';  // a separator no field contains
+    k += '\x1f';
   }
   return k;
 }
 
-api::Object EventRecorder::NewEvent(const Pending& p, const std::string& timestamp) const {
+// client-go's getSpamKey: the involved object.
+std::string ObjectKeyOf(const ObjectReference& o) {
+  return JoinKey({&o.kind, &o.ns, &o.name, &o.uid, &o.api_version});
+}
+
+}  // namespace
+
+EventRecorder::Correlated EventRecorder::Correlate(const Pending& p) {
+  const util::Clock::TimePoint now = clock_->Now();
+  const ObjectReference& o = p.involved;
+  // client-go's EventAggregatorByReasonFunc: the object, type and reason; the message tells
+  // the events of one group apart.
+  const std::string similar_key = ObjectKeyOf(o) + JoinKey({&p.type, &p.reason});
+  Similar* similar = similar_.Find(similar_key);
+  if (similar == nullptr || now - similar->last > options_.aggregate_interval) {
+    similar = &similar_.Put(similar_key, Similar{});
+  }
+  similar->messages.insert(p.message);
+  similar->last = now;
+  if (similar->messages.size() < options_.aggregate_max_events) {
+    return {JoinKey({&o.kind, &o.ns, &o.name, &o.uid, &o.api_version, &o.field_path, &p.type,
+                     &p.reason, &p.message}),
+            p.message};
+  }
+  // Too many different messages: they go to one combined Event, keyed by the group. The set
+  // stays below the threshold, so the next new message is combined too.
+  similar->messages.erase(similar->messages.begin());
+  return {"combined\x1f" + similar_key, "(combined from similar events): " + p.message};
+}
+
+bool EventRecorder::SpamFilterAccepts(const Pending& p, util::Clock::TimePoint now) {
+  const std::string key = ObjectKeyOf(p.involved);
+  SpamBucket* bucket = spam_.Find(key);
+  if (bucket == nullptr) {
+    bucket = &spam_.Put(key, SpamBucket{options_.spam_burst, now});
+  } else {
+    const double elapsed = std::chrono::duration<double>(now - bucket->last).count();
+    bucket->tokens = std::min(options_.spam_burst, bucket->tokens + elapsed * options_.spam_qps);
+    bucket->last = now;
+  }
+  if (bucket->tokens < 1) return false;
+  bucket->tokens -= 1;
+  return true;
+}
+
+api::Object EventRecorder::NewEvent(const Pending& p, std::string_view message,
+                                    const std::string& timestamp) const {
   json::object doc;
   doc["apiVersion"] = "v1";
   doc["kind"] = "Event";
@@ -108,7 +156,7 @@ api::Object EventRecorder::NewEvent(const Pending& p, const std::string& timesta
                    {"namespace", p.involved.ns.empty() ? std::string("default") : p.involved.ns}};
   doc["involvedObject"] = p.involved.ToJson();
   doc["reason"] = p.reason;
-  doc["message"] = p.message;
+  doc["message"] = message;
   doc["type"] = p.type;
   json::object source{{"component", options_.source.component}};
   if (!options_.source.host.empty()) source["host"] = options_.source.host;
@@ -121,62 +169,44 @@ api::Object EventRecorder::NewEvent(const Pending& p, const std::string& timesta
   return api::Object(std::move(doc));
 }
 
-void EventRecorder::Remember(const std::string& key, Written w) {
-  auto it = written_.find(key);
-  if (it != written_.end()) {
-    it->second.written = std::move(w);
-    lru_.splice(lru_.begin(), lru_, it->second.lru);
+void EventRecorder::Write(const Pending& p, std::stop_token stop) {
+  const Correlated c = Correlate(p);
+  if (!SpamFilterAccepts(p, clock_->Now())) {
+    // Not written, but it happened: the next patch of the Event it belongs to counts it.
+    if (Written* w = written_.Find(c.key)) ++w->count;
+    std::lock_guard lock(mu_);
+    ++filtered_;
     return;
   }
-  it = written_.emplace(key, Remembered{std::move(w), {}}).first;
-  lru_.push_front(&it->first);
-  it->second.lru = lru_.begin();
-  while (written_.size() > options_.cache_size) {
-    auto oldest = written_.find(*lru_.back());
-    lru_.pop_back();
-    written_.erase(oldest);
-  }
-}
-
-void EventRecorder::Forget(const std::string& key) {
-  auto it = written_.find(key);
-  if (it == written_.end()) return;
-  lru_.erase(it->second.lru);
-  written_.erase(it);
-}
-
-void EventRecorder::Write(const Pending& p, std::stop_token stop) {
-  const std::string key = AggregationKey(p);
   const std::string timestamp = util::FormatRfc3339(p.time);
   for (int attempt = 0; attempt < options_.max_tries; ++attempt) {
     if (attempt > 0 && !SleepFor(*clock_, options_.retry_interval, stop)) return;
     util::StatusOr<api::Object> written = util::Internal("unset");
     Written w;
-    auto it = written_.find(key);
-    if (it != written_.end()) {
+    if (const Written* seen = written_.Find(c.key)) {
       // Seen before: count it on the existing Event.
-      w = it->second.written;
+      w = *seen;
       w.count += 1;
       api::Object target;
       target.SetGvk({"", "v1", "Event"});
       target.set_namespace(w.ns);
       target.set_name(w.name);
-      json::object patch{{"count", w.count}, {"lastTimestamp", timestamp}, {"message", p.message}};
+      json::object patch{{"count", w.count}, {"lastTimestamp", timestamp}, {"message", c.message}};
       written = options_.sink->Patch(target, json::serialize(patch));
       if (!written.ok() && IsNotFound(written.status())) {
         // The Event expired (events have a TTL) or was deleted: start a new one.
-        Forget(key);
+        written_.Erase(c.key);
         --attempt;  // not a failed try
         continue;
       }
     } else {
-      api::Object ev = NewEvent(p, timestamp);
+      api::Object ev = NewEvent(p, c.message, timestamp);
       w = Written{std::string(ev.name()), std::string(ev.namespace_()), 1, timestamp};
       written = options_.sink->Create(ev);
       if (!written.ok() && IsAlreadyExists(written.status())) return;  // written before
     }
     if (written.ok()) {
-      Remember(key, std::move(w));
+      written_.Put(c.key, std::move(w));
       return;
     }
     if (!IsRetriable(written.status()) && written.status().code() != util::Code::kUnknown &&

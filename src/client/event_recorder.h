@@ -2,19 +2,25 @@
 // tools/record EventRecorder + EventCorrelator's de-duplication).
 //
 // Recording never blocks and never fails the caller: events are queued (up to max_queued; more
-// are dropped, as client-go does) and written by Run's thread. An event identical to an earlier
-// one — same source, involved object, type, reason and message — is not created again: the
-// existing Event is patched with count+1 and a new lastTimestamp, so a controller retrying the
-// same failure every second produces one Event with a growing count, not thousands.
+// are dropped, as client-go does) and written by Run's thread, which first correlates each event
+// as client-go's EventCorrelator does:
+// - Aggregation: events about one object with the same type and reason but different messages
+//   are written as they are until aggregate_max_events distinct messages were seen within
+//   aggregate_interval; from then on they go to one Event "(combined from similar events):
+//   <latest message>" whose count grows.
+// - De-duplication: an event identical to an earlier one (same involved object, type, reason
+//   and message) is not created again: the existing Event is patched with count+1, a new
+//   lastTimestamp and the message, so a controller retrying the same failure every second
+//   produces one Event with a growing count, not thousands.
+// - Spam filter: each involved object has a token bucket (spam_burst tokens, refilled at
+//   spam_qps); an event that finds it empty is not written. Its occurrence still counts: the
+//   next write of an Event it would have patched carries the count including it.
+// A ReplicaSet scaled to 10,000 replicas thus gets 25 writes of Events, not 10,000.
 //
 // Events are written as upstream's recorder writes them: name "<object name>.<unix nanos hex>",
 // the involved object's namespace (or "default" for cluster-scoped objects), involvedObject,
 // reason, message, type, source {component, host}, reportingComponent/reportingInstance,
 // firstTimestamp, lastTimestamp and count.
-//
-// Not implemented from client-go: the per-object spam filter (a token bucket of 25 events per
-// object, refilled every 5 minutes) and the merging of similar events with different messages
-// into "(combined from similar events)".
 //
 // Thread-safety: Event/Eventf may be called from any thread; Run occupies one.
 #pragma once
@@ -23,10 +29,12 @@
 #include <deque>
 #include <list>
 #include <mutex>
+#include <set>
 #include <stop_token>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "api/object.h"
 #include "client/rest_client.h"
@@ -79,12 +87,63 @@ struct EventRecorderOptions {
   EventSource source;
   EventSink* sink = nullptr;     // not owned
   util::Clock* clock = nullptr;  // nullptr: util::RealClock()
-  // client-go: 1000 queued events, an LRU of 4096 aggregation entries, 12 tries per event 10 s
-  // apart (an apiserver restart is ridden out; a lasting outage drops the event).
+  // client-go: 1000 queued events, LRUs of 4096 entries (written Events, aggregation records,
+  // spam buckets: each its own), 12 tries per event 10 s apart (an apiserver restart is ridden
+  // out; a lasting outage drops the event).
   size_t max_queued = 1000;
   size_t cache_size = 4096;
   int max_tries = 12;
   util::Clock::Duration retry_interval = std::chrono::seconds(10);
+  // client-go's EventCorrelator defaults: 10 distinct messages within 10 minutes aggregate; 25
+  // events per object, then one every 5 minutes.
+  size_t aggregate_max_events = 10;
+  util::Clock::Duration aggregate_interval = std::chrono::minutes(10);
+  double spam_burst = 25;
+  double spam_qps = 1.0 / 300;
+};
+
+// A map that keeps its `capacity` most recently used entries (Find and Put use an entry).
+template <class V>
+class LruMap {
+ public:
+  explicit LruMap(size_t capacity) : capacity_(capacity) {}
+
+  V* Find(const std::string& key) {
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    order_.splice(order_.begin(), order_, it->second.second);
+    return &it->second.first;
+  }
+  V& Put(const std::string& key, V value) {
+    auto it = map_.find(key);
+    if (it != map_.end()) {
+      it->second.first = std::move(value);
+      order_.splice(order_.begin(), order_, it->second.second);
+      return it->second.first;
+    }
+    it = map_.emplace(key, std::pair<V, typename Order::iterator>{std::move(value), {}}).first;
+    order_.push_front(&it->first);
+    it->second.second = order_.begin();
+    while (map_.size() > capacity_) {
+      map_.erase(*order_.back());
+      order_.pop_back();
+    }
+    return it->second.first;
+  }
+  void Erase(const std::string& key) {
+    auto it = map_.find(key);
+    if (it == map_.end()) return;
+    order_.erase(it->second.second);
+    map_.erase(it);
+  }
+
+ private:
+  // Each key is held once, by map_ (whose keys do not move); order_ points at them, most
+  // recent first.
+  using Order = std::list<const std::string*>;
+  size_t capacity_;
+  Order order_;
+  std::unordered_map<std::string, std::pair<V, typename Order::iterator>> map_;
 };
 
 class EventRecorder {
@@ -108,6 +167,8 @@ class EventRecorder {
 
   // Events dropped because the queue was full, or because every try failed.
   int64_t dropped() const;
+  // Events the spam filter kept from being written.
+  int64_t filtered() const;
 
  private:
   struct Pending {
@@ -125,11 +186,27 @@ class EventRecorder {
     std::string first_timestamp;
   };
 
+  // What the correlation makes of an event: the key of the Event it is written to (or counted
+  // on), and the message it carries.
+  struct Correlated {
+    std::string key;
+    std::string message;
+  };
+  // What the aggregation remembers of one involved object, type and reason.
+  struct Similar {
+    std::set<std::string> messages;
+    util::Clock::TimePoint last;
+  };
+  struct SpamBucket {
+    double tokens = 0;
+    util::Clock::TimePoint last;
+  };
+
   void Write(const Pending& p, std::stop_token stop);
-  std::string AggregationKey(const Pending& p) const;
-  api::Object NewEvent(const Pending& p, const std::string& timestamp) const;
-  void Remember(const std::string& key, Written w);
-  void Forget(const std::string& key);
+  Correlated Correlate(const Pending& p);
+  bool SpamFilterAccepts(const Pending& p, util::Clock::TimePoint now);
+  api::Object NewEvent(const Pending& p, std::string_view message,
+                       const std::string& timestamp) const;
 
   const EventRecorderOptions options_;
   util::Clock* const clock_;
@@ -138,16 +215,12 @@ class EventRecorder {
   std::condition_variable_any cv_;
   std::deque<Pending> queue_;  // guarded by mu_
   int64_t dropped_ = 0;        // guarded by mu_
+  int64_t filtered_ = 0;       // guarded by mu_
 
-  struct Remembered {
-    Written written;
-    std::list<const std::string*>::iterator lru;  // this entry's place in lru_
-  };
-
-  // Used by the writing thread only (Run or Flush, never both at once). Each aggregation key is
-  // held once, by written_ (whose keys do not move); lru_ points at them, most recent first.
-  std::list<const std::string*> lru_;
-  std::unordered_map<std::string, Remembered> written_;
+  // Used by the writing thread only (Run or Flush, never both at once).
+  LruMap<Written> written_;
+  LruMap<Similar> similar_;
+  LruMap<SpamBucket> spam_;
 };
 
 }  // namespace converge::client

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "client/api_errors.h"
 
@@ -177,6 +179,95 @@ TEST(EventRecorderTest, ClusterScopedObjectsGetEventsInDefault) {
   rec.Flush();
   ASSERT_EQ(sink.events.size(), 1u);
   EXPECT_EQ(sink.events.begin()->second.namespace_(), "default");
+}
+
+api::Object ReplicaSet(const std::string& name = "web-abc") {
+  api::Object o;
+  o.SetGvk({"apps", "v1", "ReplicaSet"});
+  o.set_namespace("team");
+  o.set_name(name);
+  o.set_uid("u-" + name);
+  return o;
+}
+
+std::vector<std::string> Verbs(const FakeSink& sink) {
+  std::vector<std::string> verbs;
+  for (const std::string& call : sink.calls) verbs.push_back(call.substr(0, call.find(' ')));
+  return verbs;
+}
+
+// client-go's EventAggregator: the tenth different message of one object, type and reason (in
+// ten minutes) starts an Event "(combined from similar events): ..."; later ones count on it.
+TEST(EventRecorderTest, SimilarEventsWithManyMessagesAreCombined) {
+  util::FakeClock clock;
+  FakeSink sink;
+  EventRecorder rec({.source = {"replicaset-controller"}, .sink = &sink, .clock = &clock});
+  for (int i = 0; i < 12; ++i) {
+    rec.Event(ReplicaSet(), kEventTypeNormal, "SuccessfulCreate",
+              "Created pod: web-abc-" + std::to_string(i));
+    clock.Step(std::chrono::seconds(1));
+  }
+  rec.Flush();
+  std::vector<std::string> want(10, "create");
+  want.insert(want.end(), {"patch", "patch"});
+  EXPECT_EQ(Verbs(sink), want);
+  ASSERT_EQ(sink.events.size(), 10u);
+  // The combined Event is the last one created (named by its first occurrence's time).
+  const api::Object& combined = sink.events.at("web-abc.18166880d8c81a00");
+  EXPECT_EQ(api::FindString(combined.doc(), {"message"}),
+            "(combined from similar events): Created pod: web-abc-11");
+  EXPECT_EQ(api::FindInt(combined.doc(), {"count"}), 3);
+  EXPECT_EQ(api::FindString(combined.doc(), {"reason"}), "SuccessfulCreate");
+  EXPECT_EQ(api::FindString(sink.events.at("web-abc.1816687ec0570000").doc(), {"message"}),
+            "Created pod: web-abc-0");
+
+  // Other reasons and other objects are grouped apart.
+  rec.Event(ReplicaSet(), kEventTypeNormal, "SuccessfulDelete", "Deleted pod: web-abc-0");
+  rec.Event(ReplicaSet("web-def"), kEventTypeNormal, "SuccessfulCreate", "Created pod: web-def-0");
+  rec.Flush();
+  EXPECT_EQ(sink.events.size(), 12u);
+
+  // Ten minutes without a similar event: the group starts over.
+  clock.Step(std::chrono::minutes(11));
+  rec.Event(ReplicaSet(), kEventTypeNormal, "SuccessfulCreate", "Created pod: web-abc-99");
+  rec.Flush();
+  ASSERT_EQ(sink.events.size(), 13u);
+  EXPECT_EQ(sink.calls.back().substr(0, 6), "create");
+}
+
+// client-go's EventSourceObjectSpamFilter: 25 writes per object, then one per 5 minutes; the
+// events it holds back still count on the Event they belong to.
+TEST(EventRecorderTest, TheSpamFilterLimitsWritesPerObject) {
+  util::FakeClock clock;
+  FakeSink sink;
+  EventRecorder rec({.source = {"kubelet", "node-a"}, .sink = &sink, .clock = &clock});
+  for (int i = 0; i < 30; ++i) {
+    rec.Event(Pod(), kEventTypeWarning, "BackOff", "Back-off restarting failed container");
+    clock.Step(std::chrono::seconds(1));
+  }
+  rec.Flush();
+  EXPECT_EQ(sink.calls.size(), 25u);  // 1 create, 24 patches
+  EXPECT_EQ(rec.filtered(), 5);
+  EXPECT_EQ(rec.dropped(), 0);
+  ASSERT_EQ(sink.events.size(), 1u);
+  EXPECT_EQ(api::FindInt(sink.events.begin()->second.doc(), {"count"}), 25);
+
+  // Another object has its own bucket.
+  api::Object other = Pod();
+  other.set_name("web-2");
+  other.set_uid("u-2");
+  rec.Event(other, kEventTypeWarning, "BackOff", "Back-off restarting failed container");
+  rec.Flush();
+  EXPECT_EQ(sink.calls.size(), 26u);
+
+  // A token comes back every 5 minutes; the patch counts the five held back.
+  clock.Step(std::chrono::minutes(5));
+  rec.Event(Pod(), kEventTypeWarning, "BackOff", "Back-off restarting failed container");
+  rec.Event(Pod(), kEventTypeWarning, "BackOff", "Back-off restarting failed container");
+  rec.Flush();
+  EXPECT_EQ(sink.calls.size(), 27u);
+  EXPECT_EQ(rec.filtered(), 6);
+  EXPECT_EQ(api::FindInt(sink.events.at("web-1.1816687ec0570000").doc(), {"count"}), 31);
 }
 
 }  // namespace
