@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <initializer_list>
 
 #include "client/api_errors.h"
@@ -82,24 +83,28 @@ int64_t EventRecorder::filtered() const {
 
 namespace {
 
-// Joins parts with a separator no field contains. The source is the same for every event of
-// one recorder, so the keys leave it out (client-go's keys begin with it).
-std::string JoinKey(std::initializer_list<const std::string*> parts) {
+// A hash of the parts, each followed by a separator no field contains. The source is the same
+// for every event of one recorder, so the keys leave it out (client-go's keys begin with it).
+uint64_t HashKey(std::initializer_list<std::string_view> parts) {
   size_t size = 0;
-  for (const std::string* part : parts) size += part->size() + 1;
+  for (std::string_view part : parts) size += part.size() + 1;
   std::string k;
   k.reserve(size);
-  for (const std::string* part : parts) {
-    k += *part;
+  for (std::string_view part : parts) {
+    k += part;
     k += '\x1f';
   }
-  return k;
+  return std::hash<std::string_view>{}(k);
 }
 
 // client-go's getSpamKey: the involved object.
-std::string ObjectKeyOf(const ObjectReference& o) {
-  return JoinKey({&o.kind, &o.ns, &o.name, &o.uid, &o.api_version});
+uint64_t ObjectKeyOf(const ObjectReference& o) {
+  return HashKey({o.kind, o.ns, o.name, o.uid, o.api_version});
 }
+
+// The three kinds of keys hash different texts; a distinct first part keeps them apart.
+constexpr std::string_view kSimilarTag = "similar";
+constexpr std::string_view kCombinedTag = "combined";
 
 }  // namespace
 
@@ -108,26 +113,32 @@ EventRecorder::Correlated EventRecorder::Correlate(const Pending& p) {
   const ObjectReference& o = p.involved;
   // client-go's EventAggregatorByReasonFunc: the object, type and reason; the message tells
   // the events of one group apart.
-  const std::string similar_key = ObjectKeyOf(o) + JoinKey({&p.type, &p.reason});
+  const uint64_t similar_key =
+      HashKey({kSimilarTag, o.kind, o.ns, o.name, o.uid, o.api_version, p.type, p.reason});
   Similar* similar = similar_.Find(similar_key);
   if (similar == nullptr || now - similar->last > options_.aggregate_interval) {
     similar = &similar_.Put(similar_key, Similar{});
   }
-  similar->messages.insert(p.message);
+  const uint64_t message = std::hash<std::string_view>{}(p.message);
+  if (std::find(similar->messages.begin(), similar->messages.end(), message) ==
+      similar->messages.end()) {
+    similar->messages.push_back(message);
+  }
   similar->last = now;
   if (similar->messages.size() < options_.aggregate_max_events) {
-    return {JoinKey({&o.kind, &o.ns, &o.name, &o.uid, &o.api_version, &o.field_path, &p.type,
-                     &p.reason, &p.message}),
+    return {HashKey({o.kind, o.ns, o.name, o.uid, o.api_version, o.field_path, p.type, p.reason,
+                     p.message}),
             p.message};
   }
   // Too many different messages: they go to one combined Event, keyed by the group. The set
   // stays below the threshold, so the next new message is combined too.
   similar->messages.erase(similar->messages.begin());
-  return {"combined\x1f" + similar_key, "(combined from similar events): " + p.message};
+  return {HashKey({kCombinedTag, o.kind, o.ns, o.name, o.uid, o.api_version, p.type, p.reason}),
+          "(combined from similar events): " + p.message};
 }
 
 bool EventRecorder::SpamFilterAccepts(const Pending& p, util::Clock::TimePoint now) {
-  const std::string key = ObjectKeyOf(p.involved);
+  const uint64_t key = ObjectKeyOf(p.involved);
   SpamBucket* bucket = spam_.Find(key);
   if (bucket == nullptr) {
     bucket = &spam_.Put(key, SpamBucket{options_.spam_burst, now});

@@ -26,15 +26,16 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <list>
 #include <mutex>
-#include <set>
 #include <stop_token>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "api/object.h"
 #include "client/rest_client.h"
@@ -102,35 +103,36 @@ struct EventRecorderOptions {
   double spam_qps = 1.0 / 300;
 };
 
-// A map that keeps its `capacity` most recently used entries (Find and Put use an entry).
+// A map from 64-bit keys (hashes of the correlation keys, so that the caches do not hold the
+// keys' text) that keeps its `capacity` most recently used entries (Find and Put use an entry).
 template <class V>
 class LruMap {
  public:
   explicit LruMap(size_t capacity) : capacity_(capacity) {}
 
-  V* Find(const std::string& key) {
+  V* Find(uint64_t key) {
     auto it = map_.find(key);
     if (it == map_.end()) return nullptr;
     order_.splice(order_.begin(), order_, it->second.second);
     return &it->second.first;
   }
-  V& Put(const std::string& key, V value) {
+  V& Put(uint64_t key, V value) {
     auto it = map_.find(key);
     if (it != map_.end()) {
       it->second.first = std::move(value);
       order_.splice(order_.begin(), order_, it->second.second);
       return it->second.first;
     }
-    it = map_.emplace(key, std::pair<V, typename Order::iterator>{std::move(value), {}}).first;
-    order_.push_front(&it->first);
-    it->second.second = order_.begin();
+    order_.push_front(key);
+    it = map_.emplace(key, std::pair<V, typename Order::iterator>{std::move(value), order_.begin()})
+             .first;
     while (map_.size() > capacity_) {
-      map_.erase(*order_.back());
+      map_.erase(order_.back());
       order_.pop_back();
     }
     return it->second.first;
   }
-  void Erase(const std::string& key) {
+  void Erase(uint64_t key) {
     auto it = map_.find(key);
     if (it == map_.end()) return;
     order_.erase(it->second.second);
@@ -138,12 +140,10 @@ class LruMap {
   }
 
  private:
-  // Each key is held once, by map_ (whose keys do not move); order_ points at them, most
-  // recent first.
-  using Order = std::list<const std::string*>;
+  using Order = std::list<uint64_t>;  // most recent first
   size_t capacity_;
   Order order_;
-  std::unordered_map<std::string, std::pair<V, typename Order::iterator>> map_;
+  std::unordered_map<uint64_t, std::pair<V, typename Order::iterator>> map_;
 };
 
 class EventRecorder {
@@ -189,12 +189,13 @@ class EventRecorder {
   // What the correlation makes of an event: the key of the Event it is written to (or counted
   // on), and the message it carries.
   struct Correlated {
-    std::string key;
+    uint64_t key = 0;
     std::string message;
   };
-  // What the aggregation remembers of one involved object, type and reason.
+  // What the aggregation remembers of one involved object, type and reason: the hashes of the
+  // different messages seen (fewer than aggregate_max_events).
   struct Similar {
-    std::set<std::string> messages;
+    std::vector<uint64_t> messages;
     util::Clock::TimePoint last;
   };
   struct SpamBucket {
