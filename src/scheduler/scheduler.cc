@@ -12,6 +12,7 @@
 #include "scheduler/pod_status.h"
 #include "scheduler/preemption.h"
 #include "util/ids.h"
+#include "util/thread_name.h"
 
 namespace converge::scheduler {
 
@@ -422,7 +423,10 @@ util::Status Scheduler::RunLeading(std::stop_token stop) {
                cache_.NumNodes(), queue_.Counts().active);
 
   StartWorkers();
-  std::jthread flusher([this](std::stop_token st) { RunQueueFlushes(st); });
+  std::jthread flusher([this](std::stop_token st) {
+    util::SetThreadName("sched-flush");
+    RunQueueFlushes(st);
+  });
   while (!stop.stop_requested() && ScheduleOne(stop)) {
   }
   // Shutdown order: no new cycles; stop the flushes; finish the bindings handed out; stop the

@@ -1,5 +1,7 @@
 #include "scheduler/worker_pool.h"
 
+#include "util/thread_name.h"
+
 namespace converge::scheduler {
 
 WorkerPool::WorkerPool(int workers) : n_(workers < 0 ? 0 : workers) {
@@ -16,7 +18,10 @@ void WorkerPool::Start() {
   started_ = true;
   for (auto& w : workers_) {
     Worker* raw = w.get();
-    w->thread = std::thread([this, raw] { Loop(raw); });
+    w->thread = std::thread([this, raw] {
+      util::SetThreadName("sched-worker");
+      Loop(raw);
+    });
   }
 }
 
