@@ -67,9 +67,9 @@ void WaitForDelivered(const ProcessorListener& l, int64_t n) {
   ASSERT_EQ(l.delivered(), n);
 }
 
-// A backlog queued while the handler is busy: every one is
-// delivered once, in order, and the listener is synced only when the whole initial list is.
-TEST(ProcessorListenerTest, ABacklogIsDeliveredInOrderAcrossBatches) {
+// A backlog queued while the handler is busy: every notification is delivered once, in order,
+// and the listener is synced only when the whole initial list is.
+TEST(ProcessorListenerTest, ABacklogIsDeliveredInOrder) {
   auto handler = std::make_shared<GatedHandler>();
   ProcessorListener l(handler, {}, &util::RealClock());
   std::jthread runner([&](std::stop_token st) { l.Run(st); });
