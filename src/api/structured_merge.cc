@@ -685,6 +685,17 @@ bool Remove(json::value& v, const FieldSet& items, const TypeRef& t, int depth) 
   return true;
 }
 
+// Whether every element of `set` (members and the path to each) is a struct or map field.
+bool OnlyFieldElements(const FieldSet& set) {
+  for (const PathElement& m : set.members()) {
+    if (m.kind() != PathElement::Kind::kField) return false;
+  }
+  for (const FieldSet::Child& c : set.children()) {
+    if (c.element.kind() != PathElement::Kind::kField || !OnlyFieldElements(c.set)) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 void Comparison::ExcludeFields(const FieldSet& fields) {
@@ -723,7 +734,11 @@ util::StatusOr<Comparison> Compare(const json::object& before, const json::objec
   Comparer c(out, skip.Empty() ? nullptr : &skip);
   c.RootObjects(before, after, Root(schema));
   if (!c.errors().empty()) return c.errors().ToStatus();
-  out.ExcludeFields(skip);
+  // The walk skipped every struct or map member `skip` names, so nothing at or below one was
+  // recorded: excluding them again would only copy the three sets. A skipped path that runs
+  // through list items is not tracked by the walk (lists reset it), so such a skip still needs the
+  // exclusion.
+  if (!OnlyFieldElements(skip)) out.ExcludeFields(skip);
   return out;
 }
 

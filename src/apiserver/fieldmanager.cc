@@ -130,6 +130,13 @@ util::StatusOr<api::Comparison> Reconcile(util::StatusOr<api::Comparison> compar
                                           ManagedFields& managed, const std::string& writer,
                                           bool force, Conflicts* conflicts) {
   CONVERGE_ASSIGN_OR_RETURN(api::Comparison cmp, std::move(compared));
+  const bool others = std::any_of(managed.fields.begin(), managed.fields.end(),
+                                  [&](const auto& entry) { return entry.first != writer; });
+  // Nobody else owns anything on a create: nothing to lose, nothing to conflict with.
+  if (!others) {
+    DropEmpty(managed);
+    return cmp;
+  }
   const FieldSet changed = cmp.modified.Union(cmp.added);
   Conflicts found;
   for (auto& [id, mf] : managed.fields) {
@@ -144,7 +151,10 @@ util::StatusOr<api::Comparison> Reconcile(util::StatusOr<api::Comparison> compar
   for (auto& [id, mf] : managed.fields) {
     if (id == writer) continue;
     if (auto it = found.find(id); it != found.end()) mf.set = mf.set.Difference(it->second);
-    if (!cmp.removed.Empty()) mf.set = mf.set.Difference(cmp.removed);
+    // A difference copies the set; with nothing in common it would copy it unchanged.
+    if (!cmp.removed.Empty() && !mf.set.Intersection(cmp.removed).Empty()) {
+      mf.set = mf.set.Difference(cmp.removed);
+    }
   }
   DropEmpty(managed);
   return cmp;
@@ -219,11 +229,18 @@ util::Status RecordUpdate(const api::TypeSchema* schema, const json::object& liv
       Reconcile(api::Compare(live, updated, schema, skip), managed, self, /*force=*/true, &unused);
   if (!cmp.ok()) return cmp.status();
   FieldSet mine;
-  if (auto it = managed.fields.find(self); it != managed.fields.end()) mine = it->second.set;
-  mine = mine.Union(cmp->modified)
-             .Union(cmp->added)
-             .Difference(cmp->removed)
-             .RecursiveDifference(ignored);
+  if (auto it = managed.fields.find(self); it != managed.fields.end()) {
+    mine = std::move(it->second.set);
+  }
+  // mine ∪ modified ∪ added − removed, recursively without the ignored fields. Each set operation
+  // copies the tree, and on a create all but the first would copy it unchanged: a union or
+  // difference with an empty set is the set itself, and the comparison already skipped the
+  // ignored fields, so only what `mine` held before can contain them.
+  const bool may_hold_ignored = !mine.Empty();
+  if (!cmp->modified.Empty()) mine = mine.Union(cmp->modified);
+  if (!cmp->added.Empty()) mine = mine.Empty() ? std::move(cmp->added) : mine.Union(cmp->added);
+  if (!cmp->removed.Empty()) mine = mine.Difference(cmp->removed);
+  if (may_hold_ignored && !ignored.Empty()) mine = mine.RecursiveDifference(ignored);
   if (mine.Empty()) {
     managed.fields.erase(self);
   } else {

@@ -51,7 +51,59 @@ std::string ManagerIdentifier(std::string_view manager, std::string_view operati
   return out + "}";
 }
 
+namespace {
+
+// The identifiers ManagerIdentifier builds from printable ASCII without escapes, read without a
+// JSON parser: `{"manager":"m","operation":"Update",...}`. nullopt when `identifier` is anything
+// else (escapes, other bytes, unknown or repeated keys): the caller then parses it as JSON, so
+// both ways give the same answer.
+std::optional<ManagerInfo> ParsePlainIdentifier(std::string_view s) {
+  for (char c : s) {
+    if (c < 0x20 || c > 0x7e || c == '\\') return std::nullopt;
+  }
+  if (s.size() < 2 || s.front() != '{' || s.back() != '}') return std::nullopt;
+  ManagerInfo info;
+  if (s.size() == 2) return info;
+  bool seen[4] = {false, false, false, false};
+  size_t i = 1;
+  for (;;) {
+    if (s[i] != '"') return std::nullopt;
+    const size_t key_end = s.find('"', i + 1);
+    if (key_end == std::string_view::npos || key_end + 2 >= s.size() || s[key_end + 1] != ':' ||
+        s[key_end + 2] != '"') {
+      return std::nullopt;
+    }
+    const std::string_view key = s.substr(i + 1, key_end - i - 1);
+    const size_t value_end = s.find('"', key_end + 3);
+    if (value_end == std::string_view::npos) return std::nullopt;
+    const std::string_view value = s.substr(key_end + 3, value_end - key_end - 3);
+    int slot;
+    std::string* field;
+    if (key == "manager") {
+      slot = 0, field = &info.manager;
+    } else if (key == "operation") {
+      slot = 1, field = &info.operation;
+    } else if (key == "apiVersion") {
+      slot = 2, field = &info.api_version;
+    } else if (key == "subresource") {
+      slot = 3, field = &info.subresource;
+    } else {
+      return std::nullopt;
+    }
+    if (seen[slot]) return std::nullopt;
+    seen[slot] = true;
+    field->assign(value);
+    i = value_end + 1;
+    if (i == s.size() - 1) return info;  // at the closing brace
+    if (s[i] != ',') return std::nullopt;
+    ++i;
+  }
+}
+
+}  // namespace
+
 std::optional<ManagerInfo> ParseManagerIdentifier(std::string_view identifier) {
+  if (std::optional<ManagerInfo> plain = ParsePlainIdentifier(identifier)) return plain;
   boost::system::error_code ec;
   json::value v = json::parse(identifier, ec);
   if (ec || !v.is_object()) return std::nullopt;
@@ -128,20 +180,22 @@ json::array EncodeManagedFields(const ManagedFields& managed) {
   struct Entry {
     ManagerInfo info;
     std::string time;
+    int64_t seconds;  // UnixSeconds(time), read once rather than in every comparison
     const ManagerFields* fields;
   };
   std::vector<Entry> entries;
+  entries.reserve(managed.fields.size());
   for (const auto& [id, mf] : managed.fields) {
-    Entry e{ParseManagerIdentifier(id).value_or(ManagerInfo{}), {}, &mf};
+    Entry e{ParseManagerIdentifier(id).value_or(ManagerInfo{}), {}, 0, &mf};
     e.info.api_version = mf.api_version;
     if (mf.applied) e.info.operation = std::string(kOperationApply);
     if (auto t = managed.times.find(id); t != managed.times.end()) e.time = t->second;
+    e.seconds = UnixSeconds(e.time);
     entries.push_back(std::move(e));
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& p, const Entry& q) {
     if (p.info.operation != q.info.operation) return p.info.operation < q.info.operation;
-    const int64_t ps = UnixSeconds(p.time), qs = UnixSeconds(q.time);
-    if (ps != qs) return ps < qs;
+    if (p.seconds != q.seconds) return p.seconds < q.seconds;
     if (p.info.manager != q.info.manager) return p.info.manager < q.info.manager;
     if (p.info.api_version != q.info.api_version) return p.info.api_version < q.info.api_version;
     return p.info.subresource < q.info.subresource;

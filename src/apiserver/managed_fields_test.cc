@@ -2,6 +2,9 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
@@ -25,6 +28,66 @@ TEST(ManagerIdentifier, IsGoJsonOfTheEntryWithoutVersionForAppliers) {
   EXPECT_EQ(info->manager, "a<b");
   EXPECT_EQ(info->subresource, "scale");
   EXPECT_FALSE(ParseManagerIdentifier("not json").has_value());
+}
+
+// What a JSON parser reads from an identifier: the reference the quick reader must match.
+std::optional<ManagerInfo> ParseAsJson(std::string_view identifier) {
+  boost::system::error_code ec;
+  json::value v = json::parse(identifier, ec);
+  if (ec || !v.is_object()) return std::nullopt;
+  ManagerInfo info;
+  for (auto [key, field] :
+       {std::pair{"manager", &info.manager}, std::pair{"operation", &info.operation},
+        std::pair{"apiVersion", &info.api_version}, std::pair{"subresource", &info.subresource}}) {
+    const json::value* f = v.get_object().if_contains(key);
+    if (f == nullptr || f->is_null()) continue;
+    if (!f->is_string()) return std::nullopt;
+    *field = std::string(f->get_string());
+  }
+  return info;
+}
+
+// Plain identifiers are read without a JSON parser; everything else falls back to one. Both give
+// what a JSON parser gives.
+TEST(ManagerIdentifier, ParsesAsJsonDoes) {
+  const std::vector<std::string> identifiers = {
+      ManagerIdentifier("kubelet", "Update", "v1", "status"),
+      ManagerIdentifier("kubectl", "Apply", "apps/v1", ""),
+      ManagerIdentifier("", "Update", "v1", ""),
+      ManagerIdentifier("a<b>&c", "Update", "v1", "scale"),         // Go escapes <, > and &
+      ManagerIdentifier("caf\xc3\xa9", "Update", "v1", ""),         // non-ASCII
+      ManagerIdentifier("quote\"back\\slash", "Update", "v1", ""),  // escaped by the writer
+      "{}",
+      R"({"operation":"Update","manager":"m"})",  // another order
+      R"({ "manager" : "m" })",                   // whitespace
+      R"({"manager":"m","manager":"n"})",         // a repeated key
+      R"({"manager":"m","extra":"x"})",           // an unknown key
+      R"({"manager":1})",                         // not a string
+      R"({"manager":"m",})",
+      R"({"manager":"m")",
+      R"({"manager)",
+      R"({"manager":"m"}x)",
+      "",
+      "not json",
+  };
+  for (const std::string& id : identifiers) {
+    SCOPED_TRACE(id);
+    std::optional<ManagerInfo> got = ParseManagerIdentifier(id);
+    std::optional<ManagerInfo> want = ParseAsJson(id);
+    ASSERT_EQ(got.has_value(), want.has_value());
+    if (!got) continue;
+    EXPECT_EQ(got->manager, want->manager);
+    EXPECT_EQ(got->operation, want->operation);
+    EXPECT_EQ(got->api_version, want->api_version);
+    EXPECT_EQ(got->subresource, want->subresource);
+  }
+  std::optional<ManagerInfo> info =
+      ParseManagerIdentifier(ManagerIdentifier("kubelet", "Update", "v1", "status"));
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->manager, "kubelet");
+  EXPECT_EQ(info->operation, "Update");
+  EXPECT_EQ(info->api_version, "v1");
+  EXPECT_EQ(info->subresource, "status");
 }
 
 TEST(ManagedFields, RoundTripSortsAsUpstream) {
