@@ -104,6 +104,10 @@ std::optional<ManagerInfo> ParsePlainIdentifier(std::string_view s) {
 
 std::optional<ManagerInfo> ParseManagerIdentifier(std::string_view identifier) {
   if (std::optional<ManagerInfo> plain = ParsePlainIdentifier(identifier)) return plain;
+  return ParseManagerIdentifierAsJson(identifier);
+}
+
+std::optional<ManagerInfo> ParseManagerIdentifierAsJson(std::string_view identifier) {
   boost::system::error_code ec;
   json::value v = json::parse(identifier, ec);
   if (ec || !v.is_object()) return std::nullopt;

@@ -53,8 +53,12 @@ struct ManagerInfo {
 // omitted when empty, api_version dropped for Apply.
 std::string ManagerIdentifier(std::string_view manager, std::string_view operation,
                               std::string_view api_version, std::string_view subresource);
-// Parses an identifier back; nullopt when it is not one.
+// Parses an identifier back; nullopt when it is not one. The identifiers ManagerIdentifier
+// writes for plain ASCII names are read without a JSON parser; anything else goes through
+// ParseManagerIdentifierAsJson, and both ways give the same answer.
 std::optional<ManagerInfo> ParseManagerIdentifier(std::string_view identifier);
+// The general reader: any JSON object with string (or null) members.
+std::optional<ManagerInfo> ParseManagerIdentifierAsJson(std::string_view identifier);
 
 // Decodes metadata.managedFields (an array; null or absent is empty). Each entry needs operation
 // Apply or Update, a non-empty apiVersion and fieldsType FieldsV1, and valid fieldsV1; a later
