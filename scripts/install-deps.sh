@@ -11,7 +11,7 @@ packages=(
   clang clang-format libclang-rt-14-dev lld
   # libraries (DESIGN.md, Dependencies)
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
-  liblmdb-dev libsimdjson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
+  liblmdb-dev libzstd-dev libsimdjson-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev
   libssl-dev libnghttp2-dev zlib1g-dev libjemalloc-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks

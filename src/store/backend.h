@@ -127,8 +127,10 @@ class Backend {
   util::Status ReserveSpace();
 
   // Record access within a transaction. GetRecord decodes (and verifies) into `out`, whose
-  // views stay valid until the transaction ends or writes; NotFound if absent.
+  // views stay valid until the transaction ends or writes (a compressed value stays compressed:
+  // see record.h); NotFound if absent.
   util::Status GetRecord(MDB_txn* txn, RevisionPair rev, RecordView* out) const;
+  // PutRecord encodes `record` as it is (compressed only if the caller compressed it).
   util::Status PutRecord(MDB_txn* txn, RevisionPair rev, const RecordView& record);
   // Appends an already encoded record (EncodeRecord's bytes).
   util::Status PutRecordBytes(MDB_txn* txn, RevisionPair rev, std::string_view bytes);

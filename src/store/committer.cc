@@ -75,7 +75,8 @@ util::Status Committer::Fatal() {
   return fatal_;
 }
 
-void Committer::Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes) {
+void Committer::Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes,
+                       std::vector<std::string> frames) {
   util::Status reject;
   bool notify = false;
   {
@@ -85,7 +86,8 @@ void Committer::Submit(TxnRequest req, KV::TxnCallback done, util::Status preche
     } else if (!fatal_.ok()) {
       reject = fatal_;
     } else {
-      queue_.push_back(Item{std::move(req), std::move(done), std::move(precheck), bytes});
+      queue_.push_back(
+          Item{std::move(req), std::move(done), std::move(precheck), bytes, std::move(frames)});
       // Whoever holds the writer role looks at the queue again when it is done.
       notify = !busy_;
     }
@@ -97,7 +99,8 @@ void Committer::Submit(TxnRequest req, KV::TxnCallback done, util::Status preche
   if (notify) cv_.notify_one();
 }
 
-util::StatusOr<TxnResponse> Committer::Run(TxnRequest req, util::Status precheck, size_t bytes) {
+util::StatusOr<TxnResponse> Committer::Run(TxnRequest req, util::Status precheck, size_t bytes,
+                                           std::vector<std::string> frames) {
   util::StatusOr<TxnResponse> result = util::Unavailable("store: closed");
   if (log_.wal != nullptr) {
     bool lead = false;
@@ -114,7 +117,7 @@ util::StatusOr<TxnResponse> Committer::Run(TxnRequest req, util::Status precheck
       Group g;
       g.items.push_back(Item{std::move(req),
                              [&result](util::StatusOr<TxnResponse> r) { result = std::move(r); },
-                             std::move(precheck), bytes});
+                             std::move(precheck), bytes, std::move(frames)});
       // Nothing is written and unpublished: this group's sync and publication are next.
       std::vector<Written> batch;
       batch.push_back(WriteLogged(std::move(g), /*inline_group=*/true));
@@ -142,7 +145,7 @@ util::StatusOr<TxnResponse> Committer::Run(TxnRequest req, util::Status precheck
         done = true;
         cv.notify_one();
       },
-      std::move(precheck), bytes);
+      std::move(precheck), bytes, std::move(frames));
   std::unique_lock lock(mu);
   cv.wait(lock, [&] { return done; });
   return result;
@@ -265,7 +268,7 @@ Committer::Written Committer::WriteLogged(Group g, bool inline_group) {
         grp.results.emplace_back(item.precheck);
         continue;
       }
-      util::StatusOr<TxnResponse> r = writer->Apply(item.req);
+      util::StatusOr<TxnResponse> r = writer->Apply(item.req, item.frames);
       if (!r.ok() && r.status().code() != util::Code::kOutOfRange) {
         return fail_group(r.status());
       }
@@ -440,7 +443,7 @@ Committer::Outcome Committer::CommitGroup(Group& g, util::Status* error) {
       g.results.emplace_back(item.precheck);
       continue;
     }
-    util::StatusOr<TxnResponse> r = w.Apply(item.req);
+    util::StatusOr<TxnResponse> r = w.Apply(item.req, item.frames);
     if (!r.ok() && r.status().code() != util::Code::kOutOfRange) return abort(r.status());
     g.results.push_back(std::move(r));
   }

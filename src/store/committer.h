@@ -103,11 +103,14 @@ class Committer {
   void Stop();
 
   // Queues a transaction. A non-OK `precheck` (validation failed) is delivered in order
-  // without applying anything. `bytes` is its size for the group limit.
-  void Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes);
+  // without applying anything. `bytes` is its size for the group limit. `frames` is
+  // CompressPutValues(req) (group_writer.h), or empty for the writer to compress the values.
+  void Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes,
+              std::vector<std::string> frames = {});
   // The same, waiting for the outcome; in log mode commits on the calling thread when the
   // writer is idle.
-  util::StatusOr<TxnResponse> Run(TxnRequest req, util::Status precheck, size_t bytes);
+  util::StatusOr<TxnResponse> Run(TxnRequest req, util::Status precheck, size_t bytes,
+                                  std::vector<std::string> frames = {});
 
   // Maintenance for compaction: deletes records and writes meta values in one LMDB commit
   // (after every group logged before it), and returns once that commit is durable.
@@ -138,6 +141,7 @@ class Committer {
     KV::TxnCallback done;
     util::Status precheck;
     size_t bytes = 0;
+    std::vector<std::string> frames;  // CompressPutValues(req), or empty
   };
   struct Maintenance {
     std::vector<RevisionPair> deletes;

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 
 #include "store/backend.h"
 #include "store/embedded_store.h"
@@ -21,14 +22,21 @@ class CorruptionTest : public ::testing::Test {
  protected:
   std::string DataFile() const { return dir_.path() + "/data.mdb"; }
 
-  // A store with `n` big values (each on its own overflow page) and some small ones, each
-  // carrying a unique marker.
-  void Fill(int n = 40) {
+  // A store with `n` big values (incompressible, so each on its own overflow page) and some small
+  // ones, each carrying a unique marker; with `compressed` also `n` compressible ones (stored
+  // compressed, the marker among the frame's raw literals).
+  void Fill(int n = 40, bool compressed = false) {
     auto s = EmbeddedStore::Open(TestStoreOptions(dir_.path()));
     ASSERT_TRUE(s.ok()) << s.status().ToString();
+    std::mt19937 rng(1);
     for (int i = 0; i < n; ++i) {
-      const std::string big = "BIG-MARKER-" + std::to_string(i) + "-" + std::string(3000, 'b');
+      std::string big = "BIG-MARKER-" + std::to_string(i) + "-";
+      for (int j = 0; j < 3000; ++j) big += static_cast<char>(rng());
       ASSERT_TRUE((*s)->Put(PutRequest{.key = "big/" + std::to_string(i), .value = big}).ok());
+      if (compressed) {
+        const std::string zip = "ZIP-MARKER-" + std::to_string(i) + "-" + std::string(3000, 'z');
+        ASSERT_TRUE((*s)->Put(PutRequest{.key = "zip/" + std::to_string(i), .value = zip}).ok());
+      }
       const std::string small = "SMALL-MARKER-" + std::to_string(i);
       ASSERT_TRUE((*s)->Put(PutRequest{.key = "small/" + std::to_string(i), .value = small}).ok());
     }
@@ -122,6 +130,14 @@ TEST_F(CorruptionTest, CuttingOnlyReservedSpaceIsHarmless) {
 TEST_F(CorruptionTest, FlippedByteInABigValueIsDataLoss) {
   Fill();
   ASSERT_GE(FlipEvery("BIG-MARKER-17-", 4), 1);
+  util::Status st = Reopen();
+  EXPECT_EQ(st.code(), util::Code::kDataLoss) << st.ToString();
+  EXPECT_NE(st.message().find("checksum"), std::string::npos) << st.ToString();
+}
+
+TEST_F(CorruptionTest, FlippedByteInACompressedValueIsDataLoss) {
+  Fill(40, /*compressed=*/true);
+  ASSERT_GE(FlipEvery("ZIP-MARKER-17-", 4), 1);
   util::Status st = Reopen();
   EXPECT_EQ(st.code(), util::Code::kDataLoss) << st.ToString();
   EXPECT_NE(st.message().find("checksum"), std::string::npos) << st.ToString();

@@ -6,6 +6,7 @@
 #include "store/backend.h"
 #include "store/committer.h"
 #include "store/compactor.h"
+#include "store/group_writer.h"
 #include "store/index.h"
 #include "store/log_tail.h"
 #include "store/recovery.h"
@@ -66,7 +67,7 @@ class StoreHistory final : public HistorySource {
         kv->mod_revision = rev.main;
         event.kv = std::move(kv);
       } else {
-        event.kv = MakeKeyValue(rev, record);
+        CONVERGE_ASSIGN_OR_RETURN(event.kv, MakeKeyValue(rev, record));
       }
       if (prev_kv && !record.prev.IsZero()) {
         RecordView prev;
@@ -76,7 +77,7 @@ class StoreHistory final : public HistorySource {
                                 std::to_string(rev.main) + " is missing from the history");
         }
         CONVERGE_RETURN_IF_ERROR(st);
-        event.prev_kv = MakeKeyValue(record.prev, prev);
+        CONVERGE_ASSIGN_OR_RETURN(event.prev_kv, MakeKeyValue(record.prev, prev));
       }
       chunk.events.push_back(std::move(event));
       return true;
@@ -280,7 +281,8 @@ util::StatusOr<RangeResponse> EmbeddedStore::RangeAt(const RangeRequest& req, Re
                             " but the history has no such record");
     }
     CONVERGE_RETURN_IF_ERROR(st);
-    resp.kvs.push_back(MakeKeyValue(r, record, req.keys_only));
+    CONVERGE_ASSIGN_OR_RETURN(KeyValuePtr kv, MakeKeyValue(r, record, req.keys_only));
+    resp.kvs.push_back(std::move(kv));
   }
   return resp;
 }
@@ -330,13 +332,18 @@ util::StatusOr<TxnResponse> EmbeddedStore::Txn(const TxnRequest& req) {
 util::StatusOr<TxnResponse> EmbeddedStore::WriteTxn(TxnRequest req) {
   size_t bytes = 0;
   util::Status precheck = ValidateTxn(req, options_.max_request_bytes, &bytes);
-  return committer_->Run(std::move(req), std::move(precheck), bytes);
+  std::vector<std::string> frames;
+  if (precheck.ok()) frames = CompressPutValues(req);
+  return committer_->Run(std::move(req), std::move(precheck), bytes, std::move(frames));
 }
 
 void EmbeddedStore::TxnAsync(TxnRequest req, TxnCallback done) {
   size_t bytes = 0;
   util::Status precheck = ValidateTxn(req, options_.max_request_bytes, &bytes);
-  committer_->Submit(std::move(req), std::move(done), std::move(precheck), bytes);
+  std::vector<std::string> frames;
+  if (precheck.ok()) frames = CompressPutValues(req);
+  committer_->Submit(std::move(req), std::move(done), std::move(precheck), bytes,
+                     std::move(frames));
 }
 
 util::StatusOr<PutResponse> EmbeddedStore::Put(const PutRequest& req) {

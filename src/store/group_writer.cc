@@ -54,7 +54,21 @@ util::Status GroupWriter::CheckRangeRevision(const RangeRequest& req) const {
   return util::Status::Ok();
 }
 
-util::StatusOr<TxnResponse> GroupWriter::Apply(TxnRequest& req) {
+std::vector<std::string> CompressPutValues(const TxnRequest& req) {
+  std::vector<std::string> frames;
+  for (const std::vector<RequestOp>* ops : {&req.success, &req.failure}) {
+    for (const RequestOp& op : *ops) {
+      const auto* p = std::get_if<PutRequest>(&op);
+      if (p == nullptr) continue;
+      frames.emplace_back();
+      if (!CompressValue(p->value, &frames.back())) frames.back().clear();
+    }
+  }
+  return frames;
+}
+
+util::StatusOr<TxnResponse> GroupWriter::Apply(TxnRequest& req,
+                                               const std::vector<std::string>& frames) {
   OverlayView view(this);
   bool succeeded = true;
   for (const Compare& c : req.compare) {
@@ -70,6 +84,11 @@ util::StatusOr<TxnResponse> GroupWriter::Apply(TxnRequest& req) {
       CONVERGE_RETURN_IF_ERROR(CheckRangeRevision(*r));
   }
 
+  // The frames of this branch's puts follow those of the success branch's.
+  size_t frame_at = 0;
+  if (!succeeded) {
+    for (const RequestOp& op : req.success) frame_at += std::holds_alternative<PutRequest>(op);
+  }
   const Revision rev = latest_ + 1;
   int64_t sub = 0;
   auto events = std::make_shared<RevisionEvents>();
@@ -85,7 +104,9 @@ util::StatusOr<TxnResponse> GroupWriter::Apply(TxnRequest& req) {
       resp.responses.emplace_back(std::move(rr));
     } else if (auto* p = std::get_if<PutRequest>(&op)) {
       PutResponse pr;
-      CONVERGE_RETURN_IF_ERROR(Put(*p, rev, &sub, &pr, events.get()));
+      const std::string* frame = frame_at < frames.size() ? &frames[frame_at] : nullptr;
+      ++frame_at;
+      CONVERGE_RETURN_IF_ERROR(Put(*p, frame, rev, &sub, &pr, events.get()));
       resp.responses.emplace_back(std::move(pr));
     } else if (auto* d = std::get_if<DeleteRangeRequest>(&op)) {
       DeleteRangeResponse dr;
@@ -113,8 +134,8 @@ util::StatusOr<RangeResponse> GroupWriter::Range(const RangeRequest& req) {
   return EvaluateRange(view, req, latest_);
 }
 
-util::Status GroupWriter::Put(PutRequest& put, Revision rev, int64_t* sub, PutResponse* resp,
-                              RevisionEvents* events) {
+util::Status GroupWriter::Put(PutRequest& put, const std::string* frame, Revision rev, int64_t* sub,
+                              PutResponse* resp, RevisionEvents* events) {
   OverlayView view(this);
   std::vector<KeyView::Item> cur;
   CONVERGE_RETURN_IF_ERROR(view.List(put.key, "", &cur));
@@ -137,6 +158,13 @@ util::Status GroupWriter::Put(PutRequest& put, Revision rev, int64_t* sub, PutRe
   record.version = kv->version;
   record.lease = kv->lease;
   record.prev = cur.empty() ? RevisionPair{} : cur[0].state.mod;
+  std::string own_frame;
+  if (frame == nullptr) {
+    CompressRecordValue(&record, &own_frame);
+  } else if (!frame->empty()) {
+    record.value = *frame;
+    record.compressed = true;
+  }
   out_->AddChange(at, record);
   overlay_[kv->key] = OverlayEntry{true, KeyState{at, kv->create_revision, kv->version}, kv};
   changes_.push_back(Index::Change{kv->key, at, false});

@@ -25,6 +25,12 @@
 
 namespace converge::store {
 
+// The stored form of every put's value in `req`, the success branch's puts first, then the
+// failure branch's: CompressValue's frame, or empty where compression does not pay (the value is
+// stored as it is). Writers call it on their own threads before queueing the transaction, so
+// that the committer, the store's one writing thread, does not compress.
+std::vector<std::string> CompressPutValues(const TxnRequest& req);
+
 class GroupWriter {
  public:
   // `latest` is the newest revision the writer made, `compact` the compact revision (for
@@ -32,10 +38,11 @@ class GroupWriter {
   GroupWriter(const ReadView* records, const Index* index, Revision latest, Revision compact,
               wal::GroupEncoder* out);
 
-  // Applies a validated transaction; moves values out of `req`. A range at a compacted or
-  // future revision fails the transaction before it writes anything; any other error (a
-  // record that cannot be read) leaves the group unusable (the committer fails it).
-  util::StatusOr<TxnResponse> Apply(TxnRequest& req);
+  // Applies a validated transaction; moves values out of `req`. `frames` is
+  // CompressPutValues(req), or empty: the values are then compressed here. A range at a
+  // compacted or future revision fails the transaction before it writes anything; any other
+  // error (a record that cannot be read) leaves the group unusable (the committer fails it).
+  util::StatusOr<TxnResponse> Apply(TxnRequest& req, const std::vector<std::string>& frames = {});
 
   Revision latest() const { return latest_; }
   // True once any record was added.
@@ -52,8 +59,9 @@ class GroupWriter {
   };
   class OverlayView;
 
-  util::Status Put(PutRequest& put, Revision rev, int64_t* sub, PutResponse* resp,
-                   RevisionEvents* events);
+  // `frame`: the value's CompressPutValues entry, or null to compress here.
+  util::Status Put(PutRequest& put, const std::string* frame, Revision rev, int64_t* sub,
+                   PutResponse* resp, RevisionEvents* events);
   util::Status Delete(const DeleteRangeRequest& del, Revision rev, int64_t* sub,
                       DeleteRangeResponse* resp, RevisionEvents* events);
   util::StatusOr<RangeResponse> Range(const RangeRequest& req);

@@ -1,6 +1,11 @@
 #include "store/record.h"
 
+#include <zstd.h>
+
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 #include "store/crc32c.h"
 
@@ -9,7 +14,56 @@ namespace converge::store {
 namespace {
 
 constexpr size_t kHeaderSize = 6;  // crc + format + flags
+constexpr uint8_t kFormatPlain = 1;
 constexpr uint8_t kFlagTombstone = 1;
+constexpr uint8_t kFlagCompressed = 2;
+// A frame whose header claims more than this is corrupt: values are bounded by the store's
+// request limit (1.5 MiB by default), far below it. Guards the allocation before decompressing.
+constexpr unsigned long long kMaxValueBytes = 256ull << 20;
+
+// Compression and decompression contexts come from pools: made per call, a context would
+// allocate its tables (about 100 KB each for pod-sized values; a compression context grows to
+// ~600 KB after a 1.5 MB value) every time; kept per thread, one would stay with every thread
+// that ever wrote or read a value (the all-in-one server has ~90). A pool holds as many as were
+// ever in use at once. The pools are never destroyed: threads still running at exit may use them.
+template <typename Context, Context* (*kCreate)()>
+class ContextPool {
+ public:
+  struct Return {
+    void operator()(Context* c) const { Get().Release(c); }
+  };
+  using Lease = std::unique_ptr<Context, Return>;
+
+  static ContextPool& Get() {
+    static auto* pool = new ContextPool;
+    return *pool;
+  }
+
+  // A context for the caller alone until the lease ends; null if none could be made.
+  Lease Acquire() {
+    {
+      std::lock_guard lock(mu_);
+      if (!free_.empty()) {
+        Context* c = free_.back();
+        free_.pop_back();
+        return Lease(c);
+      }
+    }
+    return Lease(kCreate());
+  }
+
+ private:
+  void Release(Context* c) {
+    std::lock_guard lock(mu_);
+    free_.push_back(c);
+  }
+
+  std::mutex mu_;
+  std::vector<Context*> free_;  // guarded by mu_
+};
+
+using CompressionContexts = ContextPool<ZSTD_CCtx, ZSTD_createCCtx>;
+using DecompressionContexts = ContextPool<ZSTD_DCtx, ZSTD_createDCtx>;
 
 size_t VarintSize(uint64_t v) {
   size_t n = 1;
@@ -82,10 +136,17 @@ util::Status Corrupt(RevisionPair rev, std::string_view what) {
 // Parses everything after the crc. With `with_value` false the value is not looked at.
 util::Status ParseBody(RevisionPair rev, std::string_view in, RecordView* out, bool with_value) {
   if (in.size() < 2) return Corrupt(rev, "too short");
-  if (static_cast<uint8_t>(in[0]) != kRecordFormat) return Corrupt(rev, "unknown record format");
+  const auto format = static_cast<uint8_t>(in[0]);
+  if (format != kFormatPlain && format != kRecordFormat) {
+    return Corrupt(rev, "unknown record format");
+  }
   const auto flags = static_cast<uint8_t>(in[1]);
   in.remove_prefix(2);
   out->tombstone = (flags & kFlagTombstone) != 0;
+  out->compressed = (flags & kFlagCompressed) != 0;
+  if (out->compressed && (format == kFormatPlain || out->tombstone)) {
+    return Corrupt(rev, "compressed flag where none can be");
+  }
   uint64_t create = 0, version = 0, lease = 0, prev_main = 0, prev_sub = 0;
   if (!GetBytes(&in, &out->key) || !GetVarint(&in, &create) || !GetVarint(&in, &version) ||
       !GetVarint(&in, &lease) || !GetVarint(&in, &prev_main) || !GetVarint(&in, &prev_sub)) {
@@ -104,6 +165,27 @@ util::Status ParseBody(RevisionPair rev, std::string_view in, RecordView* out, b
 
 }  // namespace
 
+bool CompressValue(std::string_view value, std::string* frame) {
+  if (value.size() < kCompressMinBytes) return false;
+  CompressionContexts::Lease context = CompressionContexts::Get().Acquire();
+  if (context == nullptr) return false;
+  frame->resize(ZSTD_compressBound(value.size()));
+  const size_t n = ZSTD_compressCCtx(context.get(), frame->data(), frame->size(), value.data(),
+                                     value.size(), kCompressLevel);
+  // An error (only an allocation failure is possible here) stores the value as it is.
+  if (ZSTD_isError(n) || n >= value.size()) return false;
+  frame->resize(n);
+  return true;
+}
+
+void CompressRecordValue(RecordView* record, std::string* frame) {
+  if (record->compressed || record->tombstone) return;
+  if (CompressValue(record->value, frame)) {
+    record->value = *frame;
+    record->compressed = true;
+  }
+}
+
 size_t EncodedRecordSize(const RecordView& r) {
   return kHeaderSize + VarintSize(r.key.size()) + r.key.size() +
          VarintSize(static_cast<uint64_t>(r.create_revision)) +
@@ -115,8 +197,9 @@ size_t EncodedRecordSize(const RecordView& r) {
 
 void EncodeRecord(RevisionPair rev, const RecordView& r, char* out) {
   char* p = out + 4;
-  *p++ = static_cast<char>(kRecordFormat);
-  *p++ = static_cast<char>(r.tombstone ? kFlagTombstone : 0);
+  *p++ = static_cast<char>(r.compressed ? kRecordFormat : kFormatPlain);
+  *p++ =
+      static_cast<char>((r.tombstone ? kFlagTombstone : 0) | (r.compressed ? kFlagCompressed : 0));
   p = PutVarint(p, r.key.size());
   std::memcpy(p, r.key.data(), r.key.size());
   p += r.key.size();
@@ -132,8 +215,11 @@ void EncodeRecord(RevisionPair rev, const RecordView& r, char* out) {
 }
 
 std::string EncodeRecord(RevisionPair rev, const RecordView& record) {
-  std::string out(EncodedRecordSize(record), '\0');
-  EncodeRecord(rev, record, out.data());
+  RecordView stored = record;
+  std::string frame;
+  CompressRecordValue(&stored, &frame);
+  std::string out(EncodedRecordSize(stored), '\0');
+  EncodeRecord(rev, stored, out.data());
   return out;
 }
 
@@ -151,15 +237,37 @@ util::Status DecodeRecordHeader(RevisionPair rev, std::string_view bytes, Record
   return ParseBody(rev, bytes.substr(4), out, /*with_value=*/false);
 }
 
-KeyValuePtr MakeKeyValue(RevisionPair rev, const RecordView& r, bool keys_only) {
+util::Status RecordValue(RevisionPair rev, const RecordView& record, std::string* value) {
+  if (!record.compressed) {
+    value->assign(record.value);
+    return util::Status::Ok();
+  }
+  const unsigned long long size =
+      ZSTD_getFrameContentSize(record.value.data(), record.value.size());
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > kMaxValueBytes) {
+    return Corrupt(rev, "compressed value has no valid length");
+  }
+  DecompressionContexts::Lease context = DecompressionContexts::Get().Acquire();
+  if (context == nullptr) return util::ResourceExhausted("store: no memory to decompress a value");
+  value->resize(size);
+  const size_t n = ZSTD_decompressDCtx(context.get(), value->data(), value->size(),
+                                       record.value.data(), record.value.size());
+  if (ZSTD_isError(n) || n != size) {
+    value->clear();
+    return Corrupt(rev, "compressed value does not decompress");
+  }
+  return util::Status::Ok();
+}
+
+util::StatusOr<KeyValuePtr> MakeKeyValue(RevisionPair rev, const RecordView& r, bool keys_only) {
   auto kv = std::make_shared<KeyValue>();
   kv->key.assign(r.key);
-  if (!keys_only) kv->value.assign(r.value);
+  if (!keys_only) CONVERGE_RETURN_IF_ERROR(RecordValue(rev, r, &kv->value));
   kv->create_revision = r.create_revision;
   kv->mod_revision = rev.main;
   kv->version = r.version;
   kv->lease = r.lease;
-  return kv;
+  return KeyValuePtr(std::move(kv));
 }
 
 std::string EncodeMetaU64(std::string_view name, uint64_t value) {

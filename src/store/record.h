@@ -3,15 +3,16 @@
 // History db: key = RevisionKey(main, sub) (16 bytes, big-endian); value =
 //
 //   u32 crc32c (little-endian) of: the 16-byte revision key, then every byte after this field
-//   u8  format (kRecordFormat)
-//   u8  flags (bit 0: tombstone)
+//   u8  format (1, or kRecordFormat = 2 when the value is compressed)
+//   u8  flags (bit 0: tombstone; bit 1, format 2 only: the value bytes are compressed)
 //   varint key length, key bytes
 //   varint create_revision   (tombstone: of the generation the delete ends)
 //   varint version           (tombstone: version of the generation's last put)
 //   varint lease
 //   varint prev.main, varint prev.sub   (the key's previous change in this generation; 0,0 for
 //                                        the put that creates a generation)
-//   varint value length, value bytes    (empty for a tombstone)
+//   varint value length, value bytes    (empty for a tombstone; with flags bit 1 one zstd frame
+//                                        whose header carries the value's length)
 //
 // The checksum covers the revision key so that a record that appears under the wrong revision
 // is caught as well as a flipped byte. mod_revision is the key's main revision. The prev pointer
@@ -19,9 +20,20 @@
 // never consults the in-memory index. A tombstone keeps create_revision and version so that the
 // index can be rebuilt from any suffix of a generation (see KeyIndex::Restore).
 //
+// Compression: a value of at least kCompressMinBytes is stored as a zstd frame (level
+// kCompressLevel) when the frame is smaller (CompressValue: the store's writers call it before
+// encoding), and its record is marked format 2; every other record is written as format 1, byte
+// for byte what builds before compression wrote, so data dirs and logs of either format read the
+// same. Pod JSON of 3.5-4.5 KB shrinks to about a third: such a
+// record then fits in an LMDB leaf page (at most ~2 KB per node with 4 KB pages) instead of
+// taking one or two overflow pages of its own (docs/PERFORMANCE.md, "Stored values compressed").
+// The checksum covers the stored (compressed) bytes, so corruption is caught before the frame is
+// decompressed; a frame that still fails to decompress is DataLoss too.
+//
 // Meta db values are u64 (little-endian) followed by the crc32c of name + those 8 bytes.
 //
-// Thread-safety: pure functions over caller-owned bytes.
+// Thread-safety: pure functions over caller-owned bytes (zstd's contexts come from internal,
+// locked pools).
 #pragma once
 
 #include <cstdint>
@@ -34,13 +46,23 @@
 
 namespace converge::store {
 
-inline constexpr uint8_t kRecordFormat = 1;
+inline constexpr uint8_t kRecordFormat = 2;
+// Values shorter than this are stored as they are: a zstd frame costs ~10 bytes of its own, and
+// small values gain little page space.
+inline constexpr size_t kCompressMinBytes = 256;
+// Measured on pod JSON (docs/PERFORMANCE.md, "Stored values compressed"): level 1 stores a 4.3 KB
+// pod in 1.6 KB, well under LMDB's ~2 KB limit for a node in a leaf page; level -1 (1.9 KB)
+// barely fits, and larger pods would not.
+inline constexpr int kCompressLevel = 1;
 
 // A decoded record; the string_views point into the bytes it was decoded from (or, when
 // encoding, into the caller's strings).
 struct RecordView {
   std::string_view key;
+  // The stored value: the value itself, or with `compressed` its zstd frame (RecordValue and
+  // MakeKeyValue give the value).
   std::string_view value;
+  bool compressed = false;
   Revision create_revision = 0;
   int64_t version = 0;
   int64_t lease = 0;
@@ -48,13 +70,25 @@ struct RecordView {
   RevisionPair prev;
 };
 
+// Compresses `value` for storage: true, with the zstd frame in *frame, if `value` is at least
+// kCompressMinBytes long and the frame is shorter than it.
+bool CompressValue(std::string_view value, std::string* frame);
+
+// Prepares `record` for encoding: if its value is not compressed yet and CompressValue pays,
+// `record->value` then points into *frame and `record->compressed` is set.
+void CompressRecordValue(RecordView* record, std::string* frame);
+
+// These two write `record` as it is: its value is compressed only if `record.compressed` (see
+// CompressRecordValue).
 size_t EncodedRecordSize(const RecordView& record);
 // Writes exactly EncodedRecordSize(record) bytes into `out`.
 void EncodeRecord(RevisionPair rev, const RecordView& record, char* out);
+// Compresses the value when that pays, then encodes.
 std::string EncodeRecord(RevisionPair rev, const RecordView& record);
 
 // Decodes `bytes` stored under `rev`. Returns DataLoss if the checksum does not match (when
-// `verify_checksum`) or the bytes do not parse.
+// `verify_checksum`) or the bytes do not parse. A compressed value stays compressed in
+// `out->value` (`out->compressed` set): RecordValue or MakeKeyValue decompress it.
 util::Status DecodeRecord(RevisionPair rev, std::string_view bytes, RecordView* out,
                           bool verify_checksum = true);
 
@@ -62,8 +96,14 @@ util::Status DecodeRecord(RevisionPair rev, std::string_view bytes, RecordView* 
 // empty) without verifying the checksum: the cheap path for scanning keys.
 util::Status DecodeRecordHeader(RevisionPair rev, std::string_view bytes, RecordView* out);
 
+// The value of a decoded record, decompressed if it is compressed, into *value (replacing its
+// contents). DataLoss if the frame does not decompress to the length its header gives.
+util::Status RecordValue(RevisionPair rev, const RecordView& record, std::string* value);
+
 // The KeyValue a put record describes (kv.h's view). keys_only leaves the value empty.
-KeyValuePtr MakeKeyValue(RevisionPair rev, const RecordView& record, bool keys_only = false);
+// DataLoss as from RecordValue.
+util::StatusOr<KeyValuePtr> MakeKeyValue(RevisionPair rev, const RecordView& record,
+                                         bool keys_only = false);
 
 std::string EncodeMetaU64(std::string_view name, uint64_t value);
 util::Status DecodeMetaU64(std::string_view name, std::string_view bytes, uint64_t* value);

@@ -92,6 +92,8 @@ class GroupEncoder {
  public:
   GroupEncoder();
 
+  // Encodes `record` as it is: a value to be stored compressed is compressed by the caller
+  // (CompressRecordValue).
   void AddChange(RevisionPair rev, const RecordView& record);
   // Completes the group; no change may be added afterwards.
   void Finish(uint64_t seq, uint64_t salt);
