@@ -63,6 +63,7 @@ RequestClass ClassifyRequest(const Request& req, const RequestInfo& ri, const Us
         ri.verb == "watch" || sub == "exec" || sub == "attach" || sub == "portforward" ||
         sub == "proxy" ||
         (sub == "log" && (req.Query("follow") == "true" || req.Query("follow") == "1"));
+    c.nonblocking = ri.verb == "create" && sub.empty();
   }
   if (HasGroup(user, "system:masters") || (!ri.is_resource_request && IsHealthProbe(req.path))) {
     c.level = PriorityLevel::kExempt;

@@ -46,6 +46,10 @@ struct RequestClass {
   std::string flow;  // requests of one flow (user) share a queue
   bool mutating = false;
   bool long_running = false;  // watches and followed logs: no admission, no request timeout
+  // The handler never blocks on this request: it may run on the connection's I/O thread instead
+  // of a worker. True for creates (the store commit is awaited without holding a thread) unless
+  // the server says otherwise (admission webhooks make a create wait on the network).
+  bool nonblocking = false;
 };
 
 // How `req` (parsed as `ri`, made by `user`) is admitted.

@@ -208,7 +208,7 @@ void Session::Dispatch(int32_t id, Stream& s) {
       stream_.get_executor(),
       [self = shared_from_this(), id, req = std::move(s.req)]() mutable -> asio::awaitable<void> {
         Response resp = co_await self->options_.serve(std::move(req));
-        // Back on the session's strand.
+        // Back on the session's I/O thread.
         self->Respond(id, std::move(resp));
         self->Signal();
       },

@@ -9,7 +9,8 @@
 // the client resets (RST_STREAM), or every stream of a connection that closes or receives GOAWAY,
 // releases its ResponseStream (a watch stops at once).
 //
-// Thread-safety: a session lives on its connection's strand; nghttp2 is only called there.
+// Thread-safety: a session lives on its connection's I/O thread (its io_context has one);
+// nghttp2 is only called there.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
@@ -26,7 +27,7 @@ namespace converge::apiserver {
 using TlsStream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
 
 struct Http2SessionOptions {
-  // Serves one request (on the session's strand; it may suspend while a worker runs it).
+  // Serves one request (on the session's I/O thread; it may suspend while a worker runs it).
   std::function<boost::asio::awaitable<Response>(Request)> serve;
   // Larger request bodies get 413.
   size_t max_body_bytes = 3 * 1024 * 1024;

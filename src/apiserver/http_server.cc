@@ -97,6 +97,7 @@ struct ProtocolMetrics {
   util::Counter& h2_requests;
   util::Counter& h1_connections;
   util::Counter& h2_connections;
+  util::Counter& on_io_thread;  // handlers run on the I/O thread (nonblocking requests)
 
   static ProtocolMetrics& Get() {
     static util::CounterFamily& requests =
@@ -107,9 +108,17 @@ struct ProtocolMetrics {
         util::DefaultRegistry().AddCounter({"apiserver_connections_total",
                                             "Connections accepted, by negotiated HTTP protocol.",
                                             {"protocol"}});
+    static util::Counter& on_io_thread =
+        util::DefaultRegistry()
+            .AddCounter(
+                {"apiserver_requests_on_io_thread_total",
+                 "Requests whose handler ran on the connection's I/O thread instead of a worker.",
+                 {}})
+            .WithLabelValues({});
     static ProtocolMetrics* m = new ProtocolMetrics{
         requests.WithLabelValues({"HTTP/1.1"}), requests.WithLabelValues({"HTTP/2.0"}),
-        connections.WithLabelValues({"HTTP/1.1"}), connections.WithLabelValues({"HTTP/2.0"})};
+        connections.WithLabelValues({"HTTP/1.1"}), connections.WithLabelValues({"HTTP/2.0"}),
+        on_io_thread};
     return *m;
   }
 };
@@ -132,7 +141,7 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const uns
 
 // One request on its way through admission and a worker. Lives until both the serving coroutine
 // and the worker (or the pending response's continuation) are done with it; `result` and
-// `abandoned` are touched only on the connection's strand.
+// `abandoned` are touched only on the connection's I/O thread.
 struct Call {
   Call(asio::any_io_executor ex, Request r) : executor(ex), timer(ex), req(std::move(r)) {}
   asio::any_io_executor executor;
@@ -147,7 +156,7 @@ struct Call {
 struct StreamState {
   explicit StreamState(asio::any_io_executor ex) : timer(ex) {}
   asio::steady_timer timer;
-  bool closed = false;  // the peer went away (set on the session's strand)
+  bool closed = false;  // the peer went away (set on the session's I/O thread)
 };
 
 }  // namespace
@@ -164,7 +173,11 @@ struct HttpServer::Impl {
   static constexpr int kUnseatedWorkers = 4;
 
   HttpServerOptions options;
-  asio::io_context ioc;
+  // One context per I/O thread, each run by that thread alone: a connection lives on one of them
+  // (assigned in turn as they are accepted), so its handlers never need a strand and a wake-up
+  // never goes to a thread that has nothing of the connection's to do.
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  size_t next_context = 0;  // used by the accepting coroutine only
   asio::thread_pool workers;
   std::optional<tcp::acceptor> acceptor;
   std::optional<ssl::context> tls;
@@ -203,6 +216,9 @@ struct HttpServer::Impl {
   }
 
   asio::awaitable<void> Accept();
+  // Runs the handler on `call` and hands its answer (at once, or when a pending one completes) to
+  // the connection's executor; then gives back the seat.
+  void RunHandler(const std::shared_ptr<Call>& call, FlowControl::Ticket ticket, FlowControl* fc);
   // Admission, the handler on a worker and the request timeout (see the class comment). Sets
   // `*owed` when the handler ran: the caller then calls EndResponse once the answer is written
   // (or handed to a stream writer).
@@ -294,6 +310,31 @@ asio::awaitable<bool> HttpServer::Impl::WriteStream(Stream& stream, Response& re
   co_return false;
 }
 
+void HttpServer::Impl::RunHandler(const std::shared_ptr<Call>& call, FlowControl::Ticket ticket,
+                                  FlowControl* fc) {
+  Response r = options.handler(call->req);
+  // Runs once the response is final: where the handler ran, or on the connection's executor for
+  // a pending one. On that executor `dispatch` runs it at once.
+  auto finish = [this, call, ticket, fc](Response r) {
+    if (fc && ticket != 0) fc->Finish(ticket);
+    asio::dispatch(call->executor, [call, r = std::move(r)]() mutable {
+      if (call->abandoned) {
+        if (r.stream) r.stream->Close();
+        return;
+      }
+      call->result = std::move(r);
+      call->timer.cancel();
+    });
+    EndHandler();
+  };
+  if (r.pending) {
+    auto pending = std::move(r.pending);
+    pending(std::move(finish));
+  } else {
+    finish(std::move(r));
+  }
+}
+
 asio::awaitable<Response> HttpServer::Impl::Serve(Request req, bool* owed) {
   RequestClass rc;
   rc.level = PriorityLevel::kExempt;
@@ -328,7 +369,9 @@ asio::awaitable<Response> HttpServer::Impl::Serve(Request req, bool* owed) {
     }
   }
 
-  // The handler runs on a worker: it may block on a store commit.
+  // A handler that may block (on a store commit, a webhook) runs on a worker; a nonblocking one
+  // (a create: its commit completes through `resume`) runs here, on the connection's I/O thread,
+  // which spares a hand-off to a worker and back for every such request.
   if (!rc.long_running)
     call->timer.expires_after(options.request_timeout);
   else
@@ -339,35 +382,22 @@ asio::awaitable<Response> HttpServer::Impl::Serve(Request req, bool* owed) {
     co_return ErrorResponse(ServiceUnavailable("the server is shutting down"));
   }
   *owed = true;
-  // A pending response continues on this connection's strand (the store's thread hands it over).
+  // A pending response continues on this connection's executor (the store's thread hands it
+  // over).
   call->req.resume = [ex = call->executor](std::function<void()> continuation) {
     asio::post(ex, std::move(continuation));
   };
-  asio::post(workers, [this, call, ticket, fc] {
-    // The pool's threads are Asio's: each names itself on its first request.
-    static thread_local const bool named = (util::SetThreadName("http-worker"), true);
-    (void)named;
-    Response r = options.handler(call->req);
-    // Runs once the response is final: on this worker, or on the strand for a pending one.
-    auto finish = [this, call, ticket, fc](Response r) {
-      if (fc && ticket != 0) fc->Finish(ticket);
-      asio::dispatch(call->executor, [call, r = std::move(r)]() mutable {
-        if (call->abandoned) {
-          if (r.stream) r.stream->Close();
-          return;
-        }
-        call->result = std::move(r);
-        call->timer.cancel();
-      });
-      EndHandler();
-    };
-    if (r.pending) {
-      auto pending = std::move(r.pending);
-      pending(std::move(finish));
-    } else {
-      finish(std::move(r));
-    }
-  });
+  if (rc.nonblocking) {
+    ProtocolMetrics::Get().on_io_thread.Inc();
+    RunHandler(call, ticket, fc);
+  } else {
+    asio::post(workers, [this, call, ticket, fc] {
+      // The pool's threads are Asio's: each names itself on its first request.
+      static thread_local const bool named = (util::SetThreadName("http-worker"), true);
+      (void)named;
+      RunHandler(call, ticket, fc);
+    });
+  }
   while (!call->result) {
     co_await call->timer.async_wait(asio::redirect_error(use_awaitable, ec));
     if (!ec && !call->result) {
@@ -447,8 +477,10 @@ asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remot
 asio::awaitable<void> HttpServer::Impl::Accept() {
   while (!stopped) {
     beast::error_code ec;
-    tcp::socket socket(asio::make_strand(ioc));
-    co_await acceptor->async_accept(socket, asio::redirect_error(use_awaitable, ec));
+    asio::io_context& context = *contexts[next_context];
+    next_context = (next_context + 1) % contexts.size();
+    tcp::socket socket =
+        co_await acceptor->async_accept(context, asio::redirect_error(use_awaitable, ec));
     if (ec) {
       if (stopped) co_return;
       continue;
@@ -555,18 +587,25 @@ util::Status HttpServer::Start() {
   }
 
   tcp::endpoint ep(address, port);
-  impl_->acceptor.emplace(impl_->ioc);
+  const int io_threads = std::max(1, impl_->options.io_threads);
+  for (int i = 0; i < io_threads; ++i) {
+    impl_->contexts.push_back(std::make_unique<asio::io_context>(1));  // hint: one thread
+  }
+  asio::io_context& first = *impl_->contexts.front();
+  impl_->acceptor.emplace(first);
   impl_->acceptor->open(ep.protocol(), ec);
   if (!ec) impl_->acceptor->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) impl_->acceptor->bind(ep, ec);
   if (!ec) impl_->acceptor->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return util::Unavailable("cannot listen on " + listen + ": " + ec.message());
   impl_->port = impl_->acceptor->local_endpoint().port();
-  asio::co_spawn(impl_->ioc, impl_->Accept(), asio::detached);
-  for (int i = 0; i < std::max(1, impl_->options.io_threads); ++i) {
-    impl_->threads.emplace_back([this] {
+  asio::co_spawn(first, impl_->Accept(), asio::detached);
+  for (auto& context : impl_->contexts) {
+    // Sessions keep their context busy; the guard keeps a context without connections running.
+    impl_->threads.emplace_back([c = context.get()] {
       util::SetThreadName("http-io");
-      impl_->ioc.run();
+      auto guard = asio::make_work_guard(*c);
+      c->run();
     });
   }
   return util::Status();
@@ -577,7 +616,8 @@ void HttpServer::Stop() {
     std::lock_guard lock(impl_->handlers_mu);
     if (impl_->stopped.exchange(true)) return;
   }
-  asio::post(impl_->ioc, [this] {
+  if (impl_->contexts.empty()) return;  // never started
+  asio::post(*impl_->contexts.front(), [this] {
     beast::error_code ec;
     if (impl_->acceptor) impl_->acceptor->close(ec);
   });
@@ -590,7 +630,7 @@ void HttpServer::Stop() {
     impl_->handlers_done.wait_for(lock, kAnswerGrace,
                                   [this] { return impl_->responses_owed == 0; });
   }
-  impl_->ioc.stop();
+  for (auto& context : impl_->contexts) context->stop();
   for (auto& t : impl_->threads) t.join();
   impl_->threads.clear();
   impl_->workers.join();

@@ -2,11 +2,14 @@
 // into a transport-independent Request for the handler and streaming Responses (watch, logs)
 // with chunked encoding.
 //
-// Threads: `io_threads` run the sockets; handlers run on a separate pool of `worker_threads`, so
-// that nothing a handler waits for stalls I/O. A create does not hold its worker while the store
-// commits: the handler returns a pending Response (request.h), the commit's acknowledgement hands
-// the rest of the request to the connection's I/O thread, and that thread answers. Streams are
-// drained on the I/O threads; a stream that has nothing to send costs no thread.
+// Threads: `io_threads` run the sockets, each its own io_context and the connections assigned to
+// it as they are accepted. Handlers that may block run on a separate pool of `worker_threads`, so
+// that nothing a handler waits for stalls I/O; a request the classifier marks `nonblocking` (a
+// create: it never waits on anything but its commit) is handled on its connection's I/O thread.
+// A create does not hold a thread while the store commits: the handler returns a pending
+// Response (request.h), the commit's acknowledgement hands the rest of the request to the
+// connection's I/O thread, and that thread answers. Streams are drained on the I/O threads; a
+// stream that has nothing to send costs no thread.
 //
 // Over TLS, ALPN offers "h2" and "http/1.1": an HTTP/2 connection (http2_session.h) multiplexes
 // streams that are served exactly like HTTP/1.1 requests.

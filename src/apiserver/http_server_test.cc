@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <pthread.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -11,8 +12,11 @@
 #include <boost/json.hpp>
 #include <condition_variable>
 #include <future>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
+#include <thread>
 #include <vector>
 
 namespace converge::apiserver {
@@ -260,6 +264,92 @@ TEST(HttpServerTest, StopAnswersPendingResponsesFirst) {
   handler.AnswerAll();
   for (auto& p : pending) EXPECT_EQ(p.get().status, 201);
   stopped.get();
+}
+
+// Records the name and id of the thread each request's handler ran on; /pending is answered
+// later through `resume`, as a create waiting for its commit.
+class ThreadRecorder {
+ public:
+  Response Handle(Request& req) {
+    char name[16] = {};
+    pthread_getname_np(pthread_self(), name, sizeof name);
+    {
+      std::lock_guard lock(mu_);
+      names_[req.path] = name;
+      ids_.insert(std::this_thread::get_id());
+    }
+    if (req.path == "/pending") return pending_.Handle(req);
+    return Response{.status = 200, .body = "{}"};
+  }
+  std::string NameFor(const std::string& path) {
+    std::lock_guard lock(mu_);
+    return names_[path];
+  }
+  size_t distinct_threads() {
+    std::lock_guard lock(mu_);
+    return ids_.size();
+  }
+  PendingHandler& pending() { return pending_; }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::string> names_;  // guarded by mu_
+  std::set<std::thread::id> ids_;             // guarded by mu_
+  PendingHandler pending_;
+};
+
+HttpServerOptions InlineOptions(ThreadRecorder* recorder, int io_threads) {
+  HttpServerOptions o;
+  o.listen = "127.0.0.1:0";
+  o.io_threads = io_threads;
+  o.worker_threads = 2;
+  o.handler = [recorder](Request& req) { return recorder->Handle(req); };
+  o.classify = [](const Request& req) {
+    RequestClass c;
+    c.flow = "user";
+    c.nonblocking = req.path == "/inline" || req.path == "/pending";
+    return c;
+  };
+  return o;
+}
+
+// A request classified nonblocking is handled on its connection's I/O thread; any other on a
+// worker.
+TEST(HttpServerTest, NonblockingRequestsRunOnTheIoThreadAndOthersOnAWorker) {
+  ThreadRecorder recorder;
+  HttpServer server(InlineOptions(&recorder, 1));
+  ASSERT_TRUE(server.Start().ok());
+  EXPECT_EQ(Get(server.port(), "/inline").status, 200);
+  EXPECT_EQ(Get(server.port(), "/other").status, 200);
+  EXPECT_EQ(recorder.NameFor("/inline"), "http-io");
+  EXPECT_EQ(recorder.NameFor("/other"), "http-worker");
+  server.Stop();
+}
+
+// A pending answer of a request handled on the I/O thread does not hold that thread: with one
+// I/O thread, other connections are served while it waits, and it is answered once completed.
+TEST(HttpServerTest, PendingAnswerOnTheIoThreadLeavesItFree) {
+  ThreadRecorder recorder;
+  HttpServer server(InlineOptions(&recorder, 1));
+  ASSERT_TRUE(server.Start().ok());
+  std::vector<std::future<Reply>> pending =
+      GetPendingConcurrently(server.port(), recorder.pending(), 3);
+  EXPECT_EQ(Get(server.port(), "/inline").status, 200);
+  EXPECT_EQ(recorder.NameFor("/pending"), "http-io");
+  recorder.pending().AnswerAll();
+  for (auto& p : pending) EXPECT_EQ(p.get().status, 201);
+  server.Stop();
+}
+
+// Each I/O thread runs its own connections: connections accepted one after another go to the
+// threads in turn.
+TEST(HttpServerTest, ConnectionsAreSpreadOverTheIoThreads) {
+  ThreadRecorder recorder;
+  HttpServer server(InlineOptions(&recorder, 2));
+  ASSERT_TRUE(server.Start().ok());
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(Get(server.port(), "/inline").status, 200);
+  EXPECT_EQ(recorder.distinct_threads(), 2u);
+  server.Stop();
 }
 
 }  // namespace

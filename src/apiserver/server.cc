@@ -159,6 +159,10 @@ void APIServer::InstallWebhookAdmission() {
   }));
 }
 
+bool APIServer::CallsAdmissionWebhooks() const {
+  return webhook_source_ && !webhook_source_->Current()->empty();
+}
+
 util::Status APIServer::BootstrapNamespaces() {
   ResourceStorage* namespaces = Storage({"", "v1", "namespaces"});
   if (!namespaces) return util::Internal("namespaces are not registered");

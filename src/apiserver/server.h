@@ -94,6 +94,9 @@ class APIServer : public CustomResourceHost {
   using LogProvider = std::function<Response(const Request& req, const CachedObject& pod)>;
   void SetLogProvider(LogProvider provider) { log_provider_ = std::move(provider); }
   AdmissionChain& admission() { return admission_; }
+  // Whether any admission webhook is configured: a write may then wait on a network call. A
+  // configuration created a moment ago may not be seen yet (the watch cache's lag).
+  bool CallsAdmissionWebhooks() const;
   // Sees every authenticated and authorized request before it is served; a returned Response is
   // served instead (fault injection, server/fault_injector.h). Set before Start; null = none.
   using RequestInterceptor = std::function<std::optional<Response>(Request&, const RequestInfo&)>;

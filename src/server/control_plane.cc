@@ -132,7 +132,7 @@ util::Status ControlPlane::Start() {
   // cheap).
   auto authn = std::make_shared<apiserver::Authenticator>(ao.authentication);
   const bool insecure = options_.insecure_http;
-  ho.classify = [authn, insecure](const apiserver::Request& req) {
+  ho.classify = [authn, insecure, api = api_.get()](const apiserver::Request& req) {
     apiserver::UserInfo user{"system:anonymous", "", {"system:unauthenticated"}, false};
     if (insecure) {
       user = {"system:admin", "", {"system:masters", "system:authenticated"}, true};
@@ -141,6 +141,8 @@ util::Status ControlPlane::Start() {
     }
     apiserver::RequestClass c =
         apiserver::ClassifyRequest(req, apiserver::ParseRequestInfo(req), user);
+    // A create with webhooks to call waits on them: it runs on a worker like every other write.
+    if (c.nonblocking && api->CallsAdmissionWebhooks()) c.nonblocking = false;
     // ServiceAccount JWTs are verified inside the API server only; until the classifier can ask
     // it (TODO(#11)), each distinct bearer token is a flow of its own rather than "anonymous".
     if (!user.authenticated) {

@@ -1052,6 +1052,33 @@ TEST_F(ApiTest, MetricsCountRequestsWatchesAndStoreLatency) {
   }
 }
 
+// The value of a counter without labels in the Prometheus text of /metrics (-1 when absent).
+double CounterValue(const std::string& metrics, const std::string& name) {
+  const std::string line_start = "\n" + name + " ";
+  size_t at = metrics.find(line_start);
+  if (at == std::string::npos) return -1;
+  return std::stod(metrics.substr(at + line_start.size()));
+}
+
+// Creates are handled on the connection's I/O thread (their commit is awaited without a thread);
+// reads and other writes, which may block, on a worker.
+TEST_F(ApiTest, CreatesRunOnTheIoThreadAndOtherRequestsOnWorkers) {
+  constexpr char kCounter[] = "apiserver_requests_on_io_thread_total";
+  std::string ns = Namespace();
+  std::string base = "/api/v1/namespaces/" + ns + "/configmaps";
+  const double before = CounterValue(client_->Get("/metrics").body, kCounter);
+  HttpResponse c = client_->Post(base, ConfigMap("io"));
+  ASSERT_EQ(c.status, 201) << c.body;
+  const double after_create = CounterValue(client_->Get("/metrics").body, kCounter);
+  EXPECT_EQ(after_create, std::max(before, 0.0) + 1);
+
+  json::value obj = c.Json();
+  obj.at("data").as_object()["k"] = "changed";
+  ASSERT_EQ(client_->Put(base + "/io", json::serialize(obj)).status, 200);
+  ASSERT_EQ(client_->Get(base + "/io").status, 200);
+  EXPECT_EQ(CounterValue(client_->Get("/metrics").body, kCounter), after_create);
+}
+
 TEST_F(ApiTest, UnknownResourcesAndMethods) {
   EXPECT_EQ(client_->Get("/api/v1/namespaces/default/widgets").status, 404);
   EXPECT_EQ(client_->Get("/apis/nope.example.com/v1/things").status, 404);

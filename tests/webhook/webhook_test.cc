@@ -256,6 +256,23 @@ TEST_F(WebhookTest, WarningsReachKubectl) {
   EXPECT_NE(r.err.find("Warning: checked by the test webhook"), std::string::npos) << r.err;
 }
 
+// A create runs on the connection's I/O thread only while no webhook is configured: here one
+// may wait on a webhook, so it runs on a worker (apiserver_requests_on_io_thread_total stays).
+TEST_F(WebhookTest, CreatesThatMayCallWebhooksRunOnWorkers) {
+  auto on_io_thread = [] {
+    CommandResult m = Run({"get", "--raw", "/metrics"});
+    const std::string needle = "\napiserver_requests_on_io_thread_total ";
+    size_t at = m.out.find(needle);
+    return at == std::string::npos ? -1.0 : std::stod(m.out.substr(at + needle.size()));
+  };
+  const double before = on_io_thread();
+  ASSERT_GE(before, 0) << "the counter is exported";
+  CommandResult r =
+      Run({"create", "configmap", "on-a-worker", "-n", "plain", "--from-literal=k=v"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(on_io_thread(), before);
+}
+
 TEST_F(WebhookTest, DryRunIsReviewedToo) {
   CommandResult r = Run({"run", "dry", "--image=nginx", "-l", "webhook=deny", "--dry-run=server"});
   EXPECT_NE(r.exit_code, 0);
