@@ -121,18 +121,30 @@ util::Status DeltaFIFO::Pop(const std::function<void(Deltas&, bool)>& process, b
   for (;;) {
     cv_.wait(lock, [this] { return !queue_.empty() || closed_; });
     if (queue_.empty()) return util::Cancelled("DeltaFIFO closed");
-    const bool is_in_initial_list = !HasSyncedLocked();
-    api::ObjectKey key = std::move(queue_.front());
-    queue_.pop_front();
-    if (initial_population_count_ > 0) --initial_population_count_;
-    auto it = items_.find(key);
-    if (it == items_.end()) continue;  // cannot happen (see the invariant); skip defensively
-    Deltas deltas{std::move(key), std::move(it->second)};
-    items_.erase(it);
-    process(deltas, is_in_initial_list);
-    if (synced_after != nullptr) *synced_after = HasSyncedLocked();
-    return util::Status();
+    if (PopLocked(process, synced_after)) return util::Status();
   }
+}
+
+bool DeltaFIFO::TryPop(const std::function<void(Deltas&, bool)>& process, bool* synced_after) {
+  std::lock_guard lock(mu_);
+  while (!queue_.empty()) {
+    if (PopLocked(process, synced_after)) return true;
+  }
+  return false;
+}
+
+bool DeltaFIFO::PopLocked(const std::function<void(Deltas&, bool)>& process, bool* synced_after) {
+  const bool is_in_initial_list = !HasSyncedLocked();
+  api::ObjectKey key = std::move(queue_.front());
+  queue_.pop_front();
+  if (initial_population_count_ > 0) --initial_population_count_;
+  auto it = items_.find(key);
+  if (it == items_.end()) return false;  // cannot happen (see the invariant); skip defensively
+  Deltas deltas{std::move(key), std::move(it->second)};
+  items_.erase(it);
+  process(deltas, is_in_initial_list);
+  if (synced_after != nullptr) *synced_after = HasSyncedLocked();
+  return true;
 }
 
 void DeltaFIFO::Close() {

@@ -84,6 +84,9 @@ class DeltaFIFO final : public ReflectorStore {
   // this pop (read under the same lock, so a consumer learns it without calling back in).
   util::Status Pop(const std::function<void(Deltas&, bool is_in_initial_list)>& process,
                    bool* synced_after = nullptr);
+  // Pop without the wait: false at once when no key is queued.
+  bool TryPop(const std::function<void(Deltas&, bool is_in_initial_list)>& process,
+              bool* synced_after = nullptr);
 
   // Wakes Pop; after Close, Pop still drains what is queued, then returns kCancelled.
   void Close();
@@ -100,6 +103,9 @@ class DeltaFIFO final : public ReflectorStore {
   void QueueActionLocked(DeltaType type, api::ObjectPtr obj, const api::ObjectKey& key,
                          bool final_state_unknown = false);
   bool HasSyncedLocked() const { return populated_ && initial_population_count_ == 0; }
+  // Removes the oldest key (queue_ must not be empty) and processes it; false if it had no
+  // deltas (never, by the invariant below). For Pop and TryPop.
+  bool PopLocked(const std::function<void(Deltas&, bool)>& process, bool* synced_after);
 
   const DeltaFifoOptions options_;
 

@@ -159,5 +159,25 @@ TEST(DeltaFifoTest, PopWaitsAndCloseDrainsThenCancels) {
   EXPECT_EQ(f.Pop([](Deltas&, bool) {}).code(), util::Code::kCancelled);
 }
 
+TEST(DeltaFifoTest, TryPopTakesTheOldestKeyOrReturnsAtOnceWhenEmpty) {
+  DeltaFIFO f;
+  int calls = 0;
+  auto count = [&](Deltas&, bool) { ++calls; };
+  EXPECT_FALSE(f.TryPop(count));
+  f.Add(Obj("a", "1"));
+  f.Update(Obj("b", "2"));
+  f.Update(Obj("a", "3"));
+  std::string got;
+  bool synced = true;
+  ASSERT_TRUE(f.TryPop([&](Deltas& d, bool) { got = d.key.ToString() + "=" + Describe(d.items); },
+                       &synced));
+  EXPECT_EQ(got, "ns/a=Added:1,Updated:3");
+  EXPECT_FALSE(synced) << "nothing was listed yet";
+  EXPECT_TRUE(f.TryPop(count));
+  EXPECT_FALSE(f.TryPop(count));
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(f.size(), 0u);
+}
+
 }  // namespace
 }  // namespace converge::client

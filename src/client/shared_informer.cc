@@ -8,22 +8,35 @@
 
 namespace converge::client {
 
-// What the reflector writes into: the FIFO, plus one observation the FIFO cannot report to the
-// processing loop — a first list that came back empty makes the informer synced with nothing to
-// pop.
+// What the reflector writes into: the FIFO, processed at once on the writing thread (the
+// reflector's, or its resync timer's), plus one observation the FIFO cannot report — a first list
+// that came back empty makes the informer synced with nothing to pop.
 class SharedInformer::Store final : public ReflectorStore {
  public:
   explicit Store(SharedInformer* owner) : owner_(owner) {}
-  void Add(api::ObjectPtr obj) override { owner_->fifo_.Add(std::move(obj)); }
-  void Update(api::ObjectPtr obj) override { owner_->fifo_.Update(std::move(obj)); }
-  void Delete(api::ObjectPtr obj) override { owner_->fifo_.Delete(std::move(obj)); }
-  void Resync() override { owner_->fifo_.Resync(); }
+  void Add(api::ObjectPtr obj) override {
+    owner_->fifo_.Add(std::move(obj));
+    owner_->Process();
+  }
+  void Update(api::ObjectPtr obj) override {
+    owner_->fifo_.Update(std::move(obj));
+    owner_->Process();
+  }
+  void Delete(api::ObjectPtr obj) override {
+    owner_->fifo_.Delete(std::move(obj));
+    owner_->Process();
+  }
+  void Resync() override {
+    owner_->fifo_.Resync();
+    owner_->Process();
+  }
   void Replace(std::vector<api::ObjectPtr> objects, const std::string& rv) override {
     // The first Replace comes before any other write (the reflector lists first), when the cache
     // is empty: with an empty list it queues nothing at all.
     const bool first_and_empty = !replaced_ && objects.empty();
     replaced_ = true;
     owner_->fifo_.Replace(std::move(objects), rv);
+    owner_->Process();
     if (first_and_empty) owner_->MarkSynced();
   }
 
@@ -77,7 +90,7 @@ util::StatusOr<HandlerRegistration> SharedInformer::AddEventHandler(
   Entry& entry = listeners_.emplace_back(Entry{listener, {}});
   // Started before the replay, so that a bounded listener drains while it is filled.
   if (running_) StartListenerLocked(entry);
-  // Replay the cache. delivery_mu_ keeps the processing loop out, so every change is either in
+  // Replay the cache. delivery_mu_ keeps Process out, so every change is either in
   // this replay or distributed to the new listener afterwards, never both or neither.
   for (api::ObjectPtr& obj : indexer_.List()) {
     listener->Add(Notification{
@@ -153,6 +166,26 @@ void SharedInformer::ApplyLocked(Deltas& deltas, bool is_in_initial_list,
   }
 }
 
+void SharedInformer::Process() {
+  std::vector<Notification> notes;
+  std::vector<bool> sync_only;
+  for (;;) {
+    notes.clear();
+    sync_only.clear();
+    std::unique_lock<std::mutex> delivery(delivery_mu_, std::defer_lock);
+    bool synced_after = false;
+    const bool popped = fifo_.TryPop(
+        [&](Deltas& deltas, bool is_in_initial_list) {
+          delivery.lock();  // kept past TryPop: distribution happens under it, without the FIFO's
+          ApplyLocked(deltas, is_in_initial_list, &notes, &sync_only);
+        },
+        &synced_after);
+    if (!popped) return;
+    for (size_t i = 0; i < notes.size(); ++i) DistributeLocked(notes[i], sync_only[i]);
+    if (synced_after) MarkSyncedLocked();
+  }
+}
+
 void SharedInformer::DistributeLocked(const Notification& n, bool sync_only) {
   if (sync_only) {
     for (const auto& l : syncing_) l->Add(n);
@@ -205,35 +238,13 @@ void SharedInformer::Run(std::stop_token stop) {
     reflector_ = reflector;
   }
 
-  std::jthread reflector_thread([reflector, stop] {
-    util::SetThreadName("reflector");
-    reflector->Run(stop);
-  });
-  {
-    std::stop_callback close_fifo(stop, [this] { fifo_.Close(); });
-    std::vector<Notification> notes;
-    std::vector<bool> sync_only;
-    while (!stop.stop_requested()) {
-      notes.clear();
-      sync_only.clear();
-      std::unique_lock<std::mutex> delivery(delivery_mu_, std::defer_lock);
-      bool synced_after = false;
-      util::Status s = fifo_.Pop(
-          [&](Deltas& deltas, bool is_in_initial_list) {
-            delivery.lock();  // kept past Pop: distribution happens under it, without the FIFO's
-            ApplyLocked(deltas, is_in_initial_list, &notes, &sync_only);
-          },
-          &synced_after);
-      if (!s.ok()) break;  // closed: stop was requested
-      for (size_t i = 0; i < notes.size(); ++i) DistributeLocked(notes[i], sync_only[i]);
-      if (synced_after) MarkSyncedLocked();
-    }
-  }
+  // The reflector runs here; what it stores is applied and distributed on this thread too (Store).
+  reflector->Run(stop);
+  fifo_.Close();  // the reflector and its resync timer have ended: nothing is queued after this
 
-  // Shutdown, in this order: the processing loop has ended (above); the reflector's list or
-  // watch is cancelled by `stop` and its thread joined; then the handler threads are stopped,
-  // dropping what they have not delivered, and joined.
-  reflector_thread.join();
+  // Shutdown, in this order: the reflector's list or watch was cancelled by `stop` and it has
+  // returned (above); then the handler threads are stopped, dropping what they have not
+  // delivered, and joined.
   std::vector<std::jthread> threads;
   {
     std::lock_guard lock(delivery_mu_);

@@ -15,12 +15,15 @@
 //
 // Lifecycle: construct, add indexers and handlers, Run(stop) on a thread of your own (it blocks);
 // handlers may also be added while it runs (they get the current cache as initial adds). Run
-// once. Shutdown order, when stop fires: (1) the FIFO closes and the processing loop ends; (2)
-// the reflector's list/watch is cancelled and its thread joined; (3) every handler thread stops
-// (undelivered notifications are dropped) and is joined; (4) Run returns.
+// once. The reflector lists and watches on Run's thread, and what it stores in the DeltaFIFO is
+// popped, applied to the cache and handed to the handlers' buffers right there, before it reads
+// the next event (client-go pops on a goroutine of its own; here that would cost a thread wake-up
+// per event). Shutdown order, when stop fires: (1) the reflector's list/watch is cancelled and
+// it returns; (2) every handler thread stops (undelivered notifications are dropped) and is
+// joined; (3) Run returns.
 //
-// Thread-safety: every method is safe to call concurrently. Lock order: delivery_mu_ before the
-// DeltaFIFO's lock before the Indexer's.
+// Thread-safety: every method is safe to call concurrently. Lock order: the DeltaFIFO's lock
+// before delivery_mu_ (taken inside a pop) before the Indexer's.
 #pragma once
 
 #include <atomic>
@@ -108,6 +111,8 @@ class SharedInformer {
 
   class Store;
 
+  // Pops everything queued in fifo_ and delivers it (the reflector's writes call it, Store).
+  void Process();
   // DeltaFIFO process callback (FIFO lock and delivery_mu_ held): applies deltas to the indexer
   // and turns them into notifications.
   void ApplyLocked(Deltas& deltas, bool is_in_initial_list, std::vector<Notification>* out,

@@ -140,6 +140,85 @@ TEST(SharedInformerTest, DeliversTheListThenEveryChangeInOrder) {
   while (h.informer->LastSyncResourceVersion() != "13") std::this_thread::yield();
 }
 
+// Lists nothing, then serves one watch of three ADDs; on every read after the first it notes
+// whether the object of the previous event is already in the informer's cache.
+class CacheCheckingListerWatcher final : public ListerWatcher {
+ public:
+  util::StatusOr<ObjectList> List(const ListOptions&) override { return MakeList("1", {}); }
+  util::StatusOr<std::unique_ptr<Watcher>> Watch(const ListOptions& options) override;
+  void set_informer(const SharedInformer* informer) { informer_ = informer; }
+  std::vector<bool> cached_before_next_read() const {
+    std::lock_guard lock(mu_);
+    return cached_;
+  }
+  void WaitForChecks(size_t n) const {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return cached_.size() >= n; });
+  }
+
+ private:
+  class Checking;
+  const SharedInformer* informer_ = nullptr;
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  std::vector<bool> cached_;  // guarded by mu_
+};
+
+class CacheCheckingListerWatcher::Checking final : public Watcher {
+ public:
+  Checking(CacheCheckingListerWatcher* owner, std::stop_token stop)
+      : owner_(owner), stop_(std::move(stop)) {}
+  util::StatusOr<std::optional<WatchEvent>> Next() override {
+    if (reads_ > 0 && reads_ <= 3) {
+      const bool cached =
+          owner_->informer_->indexer().Get({"ns", "o" + std::to_string(reads_)}) != nullptr;
+      std::lock_guard lock(owner_->mu_);
+      owner_->cached_.push_back(cached);
+      owner_->cv_.notify_all();
+    }
+    ++reads_;
+    if (reads_ <= 3) {
+      return std::optional<WatchEvent>(WatchEvent{
+          EventType::kAdded, Obj("o" + std::to_string(reads_), std::to_string(reads_ + 1)), {}});
+    }
+    std::mutex m;
+    std::condition_variable_any cv;
+    std::unique_lock lock(m);
+    cv.wait(lock, stop_, [] { return false; });
+    return util::Cancelled("stopped");
+  }
+
+ private:
+  CacheCheckingListerWatcher* const owner_;
+  const std::stop_token stop_;
+  int reads_ = 0;  // the reflector's thread only
+};
+
+util::StatusOr<std::unique_ptr<Watcher>> CacheCheckingListerWatcher::Watch(
+    const ListOptions& options) {
+  return std::unique_ptr<Watcher>(std::make_unique<Checking>(this, options.stop));
+}
+
+// The reflector's thread applies what it stored before it reads the next watch event: no
+// hand-off to another thread (and no wake-up) per event.
+TEST(SharedInformerTest, AnEventIsInTheCacheBeforeTheNextIsRead) {
+  auto lw_owned = std::make_unique<CacheCheckingListerWatcher>();
+  CacheCheckingListerWatcher* lw = lw_owned.get();
+  SharedInformerOptions o;
+  o.name = "configmaps";
+  o.lister_watcher = std::move(lw_owned);
+  o.reflector.on_error = [](const util::Status&) {};
+  SharedInformer informer(std::move(o));
+  lw->set_informer(&informer);
+  auto handler = std::make_shared<RecordingHandler>();
+  ASSERT_TRUE(informer.AddEventHandler(handler).ok());
+  std::jthread run([&](std::stop_token st) { informer.Run(st); });
+  lw->WaitForChecks(3);
+  EXPECT_EQ(lw->cached_before_next_read(), (std::vector<bool>{true, true, true}));
+  handler->WaitFor(3);
+  EXPECT_EQ(handler->got(), (std::vector<std::string>{"add o1@2", "add o2@3", "add o3@4"}));
+}
+
 TEST(SharedInformerTest, ABlockedHandlerDoesNotStallAnother) {
   Harness h;
   auto slow = h.Handler();
