@@ -164,16 +164,23 @@ TEST(DeltaFifoTest, TryPopTakesTheOldestKeyOrReturnsAtOnceWhenEmpty) {
   int calls = 0;
   auto count = [&](Deltas&, bool) { ++calls; };
   EXPECT_FALSE(f.TryPop(count));
-  f.Add(Obj("a", "1"));
-  f.Update(Obj("b", "2"));
+  EXPECT_EQ(calls, 0);
+  f.Replace({Obj("a", "1"), Obj("b", "2")}, "2");
   f.Update(Obj("a", "3"));
   std::string got;
+  bool initial = false;
   bool synced = true;
-  ASSERT_TRUE(f.TryPop([&](Deltas& d, bool) { got = d.key.ToString() + "=" + Describe(d.items); },
-                       &synced));
-  EXPECT_EQ(got, "ns/a=Added:1,Updated:3");
-  EXPECT_FALSE(synced) << "nothing was listed yet";
-  EXPECT_TRUE(f.TryPop(count));
+  ASSERT_TRUE(f.TryPop(
+      [&](Deltas& d, bool is_initial) {
+        got = d.key.ToString() + "=" + Describe(d.items);
+        initial = is_initial;
+      },
+      &synced));
+  EXPECT_EQ(got, "ns/a=Replaced:1,Updated:3");
+  EXPECT_TRUE(initial);
+  EXPECT_FALSE(synced) << "b of the initial list is still queued";
+  ASSERT_TRUE(f.TryPop(count, &synced));
+  EXPECT_TRUE(synced);
   EXPECT_FALSE(f.TryPop(count));
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(f.size(), 0u);
