@@ -282,9 +282,11 @@ TEST(RecordTest, CompressedFlagOnlyWhereItCanBe) {
   body[0] = static_cast<char>(kRecordFormat + 1);
   EXPECT_EQ(DecodeRecord(rev, WithCrc(rev, body), &out).code(), util::Code::kDataLoss);
   // Format 2 without the flag reads as an uncompressed value.
+  // (The decoded views point into the bytes: they must outlive `out`'s use.)
   body = plain.substr(4);
   body[0] = static_cast<char>(kRecordFormat);
-  ASSERT_TRUE(DecodeRecord(rev, WithCrc(rev, body), &out).ok());
+  const std::string bytes = WithCrc(rev, body);
+  ASSERT_TRUE(DecodeRecord(rev, bytes, &out).ok());
   EXPECT_FALSE(out.compressed);
   EXPECT_EQ(out.value, "v");
 }
