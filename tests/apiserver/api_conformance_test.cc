@@ -622,6 +622,40 @@ TEST_F(ApiTest, TerminatingNamespaceRefusesCreates) {
   EXPECT_EQ(Str(c.Json().at("details").at("causes").at(0), {"reason"}), "NamespaceTerminating");
 }
 
+// The ServiceAccount admission plugin mounts a token volume unless the pod or its
+// ServiceAccount opts out (automountServiceAccountToken: false).
+TEST_F(ApiTest, AServiceAccountThatOptsOutGetsPodsWithoutATokenVolume) {
+  std::string ns = Namespace();
+  HttpResponse sa = client_->Post("/api/v1/namespaces/" + ns + "/serviceaccounts",
+                                  R"({"metadata":{"name":"quiet"},
+                                      "automountServiceAccountToken":false})");
+  ASSERT_EQ(sa.status, 201) << sa.body;
+  // Admission reads ServiceAccounts from the watch cache: wait until a cached read has it.
+  for (int i = 0; i < 200; ++i) {
+    if (client_->Get("/api/v1/namespaces/" + ns + "/serviceaccounts/quiet?resourceVersion=0")
+            .status == 200) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  auto volumes = [&](const std::string& name, const std::string& account) {
+    HttpResponse p =
+        client_->Post("/api/v1/namespaces/" + ns + "/pods",
+                      R"({"metadata":{"name":")" + name + R"("},"spec":{)" +
+                          (account.empty() ? "" : R"("serviceAccountName":")" + account + R"(",)") +
+                          R"("containers":[{"name":"c","image":"nginx"}]}})");
+    EXPECT_EQ(p.status, 201) << p.body;
+    std::vector<std::string> out;
+    const json::value pod = p.Json();
+    if (const json::value* v = pod.at("spec").as_object().if_contains("volumes")) {
+      for (const json::value& vol : v->as_array()) out.push_back(Str(vol, {"name"}).substr(0, 16));
+    }
+    return out;
+  };
+  EXPECT_EQ(volumes("quiet-pod", "quiet"), std::vector<std::string>{});
+  EXPECT_EQ(volumes("default-pod", ""), std::vector<std::string>{"kube-api-access-"});
+}
+
 // ---- reads: resourceVersion semantics, per-kind field selectors -----------------------------
 
 TEST_F(ApiTest, ListResourceVersionMatchSemantics) {
