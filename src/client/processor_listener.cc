@@ -13,6 +13,16 @@ ProcessorListener::ProcessorListener(std::shared_ptr<ResourceEventHandler> handl
 }
 
 void ProcessorListener::Add(Notification n) {
+  if (options_.inline_delivery) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopped_) return;
+    }
+    Deliver(n);  // no lock held, as on a listener's own thread
+    std::lock_guard lock(mu_);
+    ++delivered_;
+    return;
+  }
   std::unique_lock lock(mu_);
   if (options_.buffer_limit > 0) {
     room_cv_.wait(lock, [this] { return stopped_ || buffer_.size() < options_.buffer_limit; });
@@ -60,6 +70,14 @@ void ProcessorListener::Run(std::stop_token stop) {
     ++delivered_;
     if (n.is_initial_list && initial_pending_ > 0) --initial_pending_;
   }
+}
+
+void ProcessorListener::Stop() {
+  std::lock_guard lock(mu_);
+  stopped_ = true;
+  buffer_.clear();
+  cv_.notify_all();
+  room_cv_.notify_all();
 }
 
 void ProcessorListener::MarkUpstreamSynced() {

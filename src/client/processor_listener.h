@@ -4,6 +4,11 @@
 // own notifications — unless the listener is bounded (buffer_limit > 0), which trades that
 // isolation for bounded memory: Add then waits for room, holding up the informer.
 //
+// An inline listener (HandlerOptions::inline_delivery) has neither buffer nor thread: Add calls
+// the handler at once, on the informer's thread. client-go gives every handler a goroutine of its
+// own, which costs little; a thread here costs a wake-up and a context switch per notification,
+// for handlers that mostly just put a key on a work queue.
+//
 // Thread-safety: Add, Run's stop, HasSynced and the resync methods may be called from any
 // thread; Run occupies one thread.
 #pragma once
@@ -37,6 +42,13 @@ struct HandlerOptions {
   util::Clock::Duration resync_period{0};
   // Largest number of undelivered notifications; zero: unbounded (the default, as client-go).
   size_t buffer_limit = 0;
+  // Deliver on the informer's own thread, as each change is applied to its cache, instead of
+  // through a buffer and a thread of the handler's own. For handlers that only look things up
+  // and enqueue (every built-in controller's): it saves a thread wake-up per notification. The
+  // handler then runs while the informer holds its delivery lock, so it must not block, and must
+  // not add or remove handlers of the same informer (that deadlocks); a slow one holds up the
+  // informer's cache and its other handlers. buffer_limit does not apply.
+  bool inline_delivery = false;
 };
 
 class ProcessorListener {
@@ -45,12 +57,16 @@ class ProcessorListener {
                     util::Clock* clock);
 
   // Queues a notification. Unbounded listeners never wait; bounded ones wait for room (or for
-  // the listener to stop, then the notification is dropped).
+  // the listener to stop, then the notification is dropped). An inline listener delivers it
+  // before returning (callers serialize their Adds: the informer holds its delivery lock).
   void Add(Notification n);
 
   // Delivers notifications until stop; undelivered ones are dropped then. A handler that throws
-  // is logged and skipped, never stops the listener.
+  // is logged and skipped, never stops the listener. Not called for an inline listener.
   void Run(std::stop_token stop);
+  // Stops an inline listener: later Adds are dropped.
+  void Stop();
+  bool is_inline() const { return options_.inline_delivery; }
 
   // Synced (client-go's handler HasSynced): the informer has handed over its whole initial list
   // (MarkUpstreamSynced) and this listener has delivered every notification of it (those Added

@@ -127,5 +127,27 @@ TEST(ProcessorListenerTest, StopDropsTheUndelivered) {
   EXPECT_EQ(l.pending(), 0u);
 }
 
+// An inline listener has no thread: Add delivers on the caller's thread before it returns, and
+// each notification counts towards HasSynced at once. After Stop, Adds are dropped.
+TEST(ProcessorListenerTest, AnInlineListenerDeliversBeforeAddReturns) {
+  auto handler = std::make_shared<GatedHandler>();
+  handler->Release();
+  ProcessorListener l(handler, {.inline_delivery = true}, &util::RealClock());
+  ASSERT_TRUE(l.is_inline());
+  for (int i = 0; i < 3; ++i) {
+    l.Add(Add(i, /*initial=*/true));
+    EXPECT_EQ(l.delivered(), i + 1);
+    EXPECT_EQ(handler->names().back(), "cm-" + std::to_string(i));
+  }
+  EXPECT_EQ(l.pending(), 0u);
+  EXPECT_FALSE(l.HasSynced());  // the informer has not said its list is complete
+  l.MarkUpstreamSynced();
+  EXPECT_TRUE(l.HasSynced());
+  l.Stop();
+  l.Add(Add(3));
+  EXPECT_EQ(l.delivered(), 3);
+  EXPECT_EQ(handler->names().size(), 3u);
+}
+
 }  // namespace
 }  // namespace converge::client

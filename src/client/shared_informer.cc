@@ -68,6 +68,7 @@ util::Status SharedInformer::AddIndexers(Indexers indexers) {
 }
 
 void SharedInformer::StartListenerLocked(Entry& entry) {
+  if (entry.listener->is_inline()) return;  // delivered on the informer's thread
   entry.thread = std::jthread([l = entry.listener](std::stop_token st) {
     util::SetThreadName("informer-handlr");  // one per registered handler
     l->Run(st);
@@ -114,6 +115,8 @@ void SharedInformer::RemoveEventHandler(const HandlerRegistration& registration)
                            [&](const Entry& e) { return e.listener == registration.listener_; });
     if (it == listeners_.end()) return;
     thread = std::move(it->thread);
+    // An inline listener is delivered to under delivery_mu_, so none is under way now.
+    if (it->listener->is_inline()) it->listener->Stop();
     listeners_.erase(it);
     syncing_.erase(std::remove(syncing_.begin(), syncing_.end(), registration.listener_),
                    syncing_.end());
@@ -250,6 +253,7 @@ void SharedInformer::Run(std::stop_token stop) {
     std::lock_guard lock(delivery_mu_);
     running_ = false;
     for (Entry& e : listeners_) {
+      if (e.listener->is_inline()) e.listener->Stop();
       e.thread.request_stop();
       threads.push_back(std::move(e.thread));
     }

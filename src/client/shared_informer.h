@@ -10,7 +10,8 @@
 //     arrive as tombstones (DeletedObject::final_state_unknown).
 //   - Before HasSynced() is true the cache may be incomplete; controllers wait for it
 //     (WaitForCacheSync) before acting on absence.
-//   - Handlers are isolated: each has its own buffer and thread (processor_listener.h).
+//   - Handlers are isolated: each has its own buffer and thread (processor_listener.h), unless
+//     it asks to be called inline on the informer's thread (HandlerOptions::inline_delivery).
 //   - Objects are immutable; the cache hands out shared_ptr<const Object>.
 //
 // Lifecycle: construct, add indexers and handlers, Run(stop) on a thread of your own (it blocks);
@@ -20,7 +21,7 @@
 // the next event (client-go pops on a goroutine of its own; here that would cost a thread wake-up
 // per event). Shutdown order, when stop fires: (1) the reflector's list/watch is cancelled and
 // it returns; (2) every handler thread stops (undelivered notifications are dropped) and is
-// joined; (3) Run returns.
+// joined, and inline handlers are stopped; (3) Run returns.
 //
 // Thread-safety: every method is safe to call concurrently. Lock order: the DeltaFIFO's lock
 // before delivery_mu_ (taken inside a pop) before the Indexer's.

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <mutex>
 #include <thread>
 
 #include "client/fake_list_watch.h"
@@ -240,6 +242,103 @@ TEST(SharedInformerTest, ABlockedHandlerDoesNotStallAnother) {
   slow->Unblock();
   slow->WaitFor(kEvents);
   EXPECT_EQ(slow->got(), fast->got());
+}
+
+// Records, for each add, whether it ran on `thread` and found the object in the cache already.
+class InlineCheckingHandler final : public ResourceEventHandler {
+ public:
+  explicit InlineCheckingHandler(const SharedInformer* informer) : informer_(informer) {}
+  void OnAdd(const api::ObjectPtr& obj, bool) override {
+    std::lock_guard lock(mu_);
+    threads_.push_back(std::this_thread::get_id());
+    cached_.push_back(informer_->indexer().Get(obj->key()) == obj);
+    names_.push_back(Name(obj));
+  }
+  void OnUpdate(const api::ObjectPtr&, const api::ObjectPtr&) override {}
+  void OnDelete(const DeletedObject&) override {}
+  std::vector<std::thread::id> threads() const {
+    std::lock_guard lock(mu_);
+    return threads_;
+  }
+  std::vector<bool> cached() const {
+    std::lock_guard lock(mu_);
+    return cached_;
+  }
+  std::vector<std::string> names() const {
+    std::lock_guard lock(mu_);
+    return names_;
+  }
+
+ private:
+  const SharedInformer* informer_;
+  mutable std::mutex mu_;
+  std::vector<std::thread::id> threads_;
+  std::vector<bool> cached_;
+  std::vector<std::string> names_;
+};
+
+// An inline handler is called on the informer's own thread (Run's), in order, each change
+// already in the cache; a threaded handler beside it still gets everything.
+TEST(SharedInformerTest, AnInlineHandlerRunsOnTheInformersThread) {
+  Harness h;
+  auto inline_handler = std::make_shared<InlineCheckingHandler>(h.informer.get());
+  auto reg = h.informer->AddEventHandler(inline_handler, {.inline_delivery = true});
+  ASSERT_TRUE(reg.ok());
+  auto threaded = h.Handler();
+  h.lw->PushList(MakeList("10", {Obj("a", "1")}));
+  std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
+  h.Start();
+  const std::thread::id informer_thread = h.thread.get_id();
+  w->Push(EventType::kAdded, Obj("b", "11"));
+  w->Push(EventType::kAdded, Obj("c", "12"));
+  threaded->WaitFor(3);
+  while (inline_handler->names().size() < 3) std::this_thread::yield();
+  EXPECT_EQ(inline_handler->names(), (std::vector<std::string>{"a@1", "b@11", "c@12"}));
+  EXPECT_EQ(inline_handler->cached(), (std::vector<bool>{true, true, true}));
+  EXPECT_EQ(inline_handler->threads(), std::vector<std::thread::id>(3, informer_thread));
+  while (!reg->HasSynced()) std::this_thread::yield();
+}
+
+// A late inline handler is handed the cache inside AddEventHandler, on the caller's thread, and
+// is synced when that returns; once removed it is called no more.
+TEST(SharedInformerTest, ALateInlineHandlerGetsTheCacheBeforeAddEventHandlerReturns) {
+  Harness h;
+  auto first = h.Handler();
+  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2")}));
+  std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
+  h.Start();
+  std::stop_source never;
+  ASSERT_TRUE(h.informer->WaitForCacheSync(never.get_token()));
+  auto late = std::make_shared<InlineCheckingHandler>(h.informer.get());
+  auto reg = h.informer->AddEventHandler(late, {.inline_delivery = true});
+  ASSERT_TRUE(reg.ok());
+  std::vector<std::string> names = late->names();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"a@1", "b@2"}));
+  EXPECT_EQ(late->threads(), std::vector<std::thread::id>(2, std::this_thread::get_id()));
+  EXPECT_TRUE(reg->HasSynced());
+  h.informer->RemoveEventHandler(*reg);
+  w->Push(EventType::kAdded, Obj("c", "11"));
+  first->WaitFor(3);  // delivered after c was distributed
+  EXPECT_EQ(late->names().size(), 2u);
+}
+
+// A handler with its own thread can lag a complete cache: its registration is synced only once
+// it has been handed the whole initial list (upstream's registration HasSynced).
+TEST(SharedInformerTest, AThreadedHandlerIsSyncedOnlyOnceItHasSeenTheInitialList) {
+  Harness h;
+  auto slow = h.Handler();
+  slow->Block();
+  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2")}));
+  h.lw->PushWatch();
+  h.Start();
+  std::stop_source never;
+  ASSERT_TRUE(h.informer->WaitForCacheSync(never.get_token()));
+  while (!slow->waiting_in_handler()) std::this_thread::yield();
+  EXPECT_FALSE(h.registrations[0].HasSynced()) << "the handler is still on the first object";
+  slow->Unblock();
+  slow->WaitFor(2);
+  while (!h.registrations[0].HasSynced()) std::this_thread::yield();
 }
 
 TEST(SharedInformerTest, ARelistTurnsMissedDeletionsIntoTombstones) {

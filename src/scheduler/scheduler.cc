@@ -391,8 +391,10 @@ util::Status Scheduler::RunLeading(std::stop_token stop) {
     OnNodeUpdate(a, b);
   };
   node_handler->del = [this](const client::DeletedObject& d) { OnNodeDelete(d.key.name); };
-  auto pod_reg = pods.AddEventHandler(pod_handler);
-  auto node_reg = nodes.AddEventHandler(node_handler);
+  // The handlers update the cache and the queue under their own short locks: called inline on
+  // the informers' threads.
+  auto pod_reg = pods.AddEventHandler(pod_handler, {.inline_delivery = true});
+  auto node_reg = nodes.AddEventHandler(node_handler, {.inline_delivery = true});
   if (!pod_reg.ok()) return pod_reg.status();
   if (!node_reg.ok()) return node_reg.status();
 

@@ -3,7 +3,7 @@
 // A controller's handlers call into its own state, and the informers outlive it (they belong to
 // the controller-manager), so the handlers must be removed before that state is destroyed.
 // Members are destroyed in reverse order of declaration: declare the HandlerRegistrations member
-// last, and removal (which joins the handlers' threads) happens first.
+// last, and removal (after which no handler is running or called again) happens first.
 //
 // Thread-safety: Add and destruction from one thread (the controller's Init and destructor).
 #pragma once
@@ -50,9 +50,12 @@ class HandlerRegistrations {
     return true;
   }
 
+  // Handlers added here are called inline, on the informer's thread
+  // (client::HandlerOptions::inline_delivery): a controller's handlers only look things up in
+  // caches and enqueue keys, and must stay that way.
   util::Status Add(client::SharedInformer& informer,
                    std::shared_ptr<client::ResourceEventHandler> handler) {
-    auto r = informer.AddEventHandler(std::move(handler));
+    auto r = informer.AddEventHandler(std::move(handler), {.inline_delivery = true});
     if (!r.ok()) return r.status();
     registrations_.emplace_back(&informer, *r);
     return util::Status();

@@ -89,7 +89,8 @@ util::Status GarbageCollector::Monitor(const std::vector<api::ResourceInfo>& res
                      .api_version = api_version,
                      .kind = kind});
       };
-      auto reg = informer.AddEventHandler(handler);
+      // HandleEvent only queues the change for the graph's thread: called inline.
+      auto reg = informer.AddEventHandler(handler, {.inline_delivery = true});
       if (!reg.ok()) return reg.status().WithContext("monitoring " + r.gvr.Gr().ToString());
       registrations_.push_back(*reg);
       added.push_back(&informer);

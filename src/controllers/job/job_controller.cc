@@ -120,9 +120,13 @@ JobController::JobController(JobControllerOptions options)
                 return w;
               }(),
       }) {
-  if (options_.jobs != nullptr) (void)options_.jobs->AddEventHandler(controller_.EnqueueHandler());
+  // The handlers only enqueue: called inline on the informers' threads.
+  if (options_.jobs != nullptr) {
+    (void)options_.jobs->AddEventHandler(controller_.EnqueueHandler(), {.inline_delivery = true});
+  }
   if (options_.pods != nullptr) {
-    (void)options_.pods->AddEventHandler(controller_.EnqueueOwnerHandler("batch", "Job"));
+    (void)options_.pods->AddEventHandler(controller_.EnqueueOwnerHandler("batch", "Job"),
+                                         {.inline_delivery = true});
   }
 }
 

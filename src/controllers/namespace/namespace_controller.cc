@@ -105,7 +105,7 @@ NamespaceController::NamespaceController(NamespaceControllerOptions options)
     h->update = [this](const api::ObjectPtr&, const api::ObjectPtr& obj) {
       if (obj->being_deleted()) Enqueue(std::string(obj->name()));
     };
-    (void)options_.namespaces->AddEventHandler(h);
+    (void)options_.namespaces->AddEventHandler(h, {.inline_delivery = true});  // only enqueues
   }
 }
 

@@ -98,9 +98,10 @@ util::StatusOr<std::unique_ptr<NodeLifecycleController>> NodeLifecycleController
       enqueue_pod_node(p);
     }
   };
-  auto added = c->nodes_->AddEventHandler(nodes_handler);
+  // Both only enqueue node names: called inline on the informers' threads.
+  auto added = c->nodes_->AddEventHandler(nodes_handler, {.inline_delivery = true});
   if (!added.ok()) return added.status();
-  added = c->pods_->AddEventHandler(pods_handler);
+  added = c->pods_->AddEventHandler(pods_handler, {.inline_delivery = true});
   if (!added.ok()) return added.status();
   return c;
 }

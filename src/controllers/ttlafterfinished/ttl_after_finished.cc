@@ -72,7 +72,7 @@ TtlAfterFinishedController::TtlAfterFinishedController(TtlAfterFinishedOptions o
     h->update = [this](const api::ObjectPtr&, const api::ObjectPtr& obj) {
       if (NeedsCleanup(*obj)) controller_.Enqueue(obj->key());
     };
-    (void)options_.jobs->AddEventHandler(h);
+    (void)options_.jobs->AddEventHandler(h, {.inline_delivery = true});  // it only enqueues
   }
 }
 
