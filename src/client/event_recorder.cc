@@ -181,6 +181,7 @@ api::Object EventRecorder::NewEvent(const Pending& p, std::string_view message,
 }
 
 void EventRecorder::Write(const Pending& p, std::stop_token stop) {
+  std::lock_guard write_lock(write_mu_);
   const Correlated c = Correlate(p);
   if (!SpamFilterAccepts(p, clock_->Now())) {
     // Not written, but it happened: the next patch of the Event it belongs to counts it.

@@ -22,7 +22,8 @@
 // reason, message, type, source {component, host}, reportingComponent/reportingInstance,
 // firstTimestamp, lastTimestamp and count.
 //
-// Thread-safety: Event/Eventf may be called from any thread; Run occupies one.
+// Thread-safety: Event/Eventf may be called from any thread; Run occupies one. Flush may be
+// called while Run runs: the two take turns writing (one Write at a time).
 #pragma once
 
 #include <condition_variable>
@@ -162,7 +163,8 @@ class EventRecorder {
   // Writes queued events until stop. Events still queued then are dropped.
   void Run(std::stop_token stop);
 
-  // Writes every queued event now, on the calling thread (tests; and a last flush at shutdown).
+  // Writes every queued event now, on the calling thread (tests; and a last flush at shutdown,
+  // best after Run has returned, so that nothing it is writing waits for the flush).
   void Flush(std::stop_token stop = {});
 
   // Events dropped because the queue was full, or because every try failed.
@@ -218,10 +220,11 @@ class EventRecorder {
   int64_t dropped_ = 0;        // guarded by mu_
   int64_t filtered_ = 0;       // guarded by mu_
 
-  // Used by the writing thread only (Run or Flush, never both at once).
-  LruMap<Written> written_;
-  LruMap<Similar> similar_;
-  LruMap<SpamBucket> spam_;
+  // Held for each Write: Run and Flush on two threads would otherwise share the caches below.
+  std::mutex write_mu_;
+  LruMap<Written> written_;  // guarded by write_mu_
+  LruMap<Similar> similar_;  // guarded by write_mu_
+  LruMap<SpamBucket> spam_;  // guarded by write_mu_
 };
 
 }  // namespace converge::client

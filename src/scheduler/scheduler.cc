@@ -438,8 +438,10 @@ util::Status Scheduler::RunLeading(std::stop_token stop) {
   flusher.join();
   StopWorkers();
   shutdown_informers();
-  recorder_->Flush();
+  // The recorder's thread ends first (joined), then what is still queued is written here.
   recorder_thread.request_stop();
+  recorder_thread.join();
+  recorder_->Flush();
   return util::Status();
 }
 

@@ -86,13 +86,14 @@ util::Status ControllerManager::RunControllers(std::stop_token stop) {
     threads.emplace_back([raw, stop] { raw->Run(stop); });
   }
   // Shutdown order: controllers (their workers finish the current item), then informers, then
-  // the event recorders (they flush what the controllers reported).
+  // the event recorders: their threads end (joined), then what the controllers reported and is
+  // still queued is written here.
   for (auto& t : threads) t.join();
   running.clear();
   informers.Shutdown();
-  for (auto& [name, rec] : recorders_) rec->Flush();
   for (auto& t : recorder_threads) t.request_stop();
   recorder_threads.clear();
+  for (auto& [name, rec] : recorders_) rec->Flush();
   recorders_.clear();
   return util::Status();
 }
