@@ -53,7 +53,7 @@ KubeVersion ParseKubeVersion(std::string_view v) {
   return k;
 }
 
-std::vector<std::string> Strings(const json::object& o, std::string_view key) {
+std::vector<std::string> StringList(const json::object& o, std::string_view key) {
   std::vector<std::string> out;
   if (const json::value* v = o.if_contains(key); v && v->is_array()) {
     for (const json::value& s : v->get_array()) {
@@ -205,8 +205,8 @@ StatusOr<std::vector<ResourceInfo>> CustomResourceInfos(const json::object& crd,
     info.list_kind = list_kind;
     info.singular = singular;
     info.namespaced = namespaced;
-    info.short_names = Strings(names, "shortNames");
-    info.categories = Strings(names, "categories");
+    info.short_names = StringList(names, "shortNames");
+    info.categories = StringList(names, "categories");
     // Upstream's order in discovery.
     info.verbs = {"delete", "deletecollection", "get",    "list",
                   "patch",  "create",           "update", "watch"};

@@ -12,7 +12,7 @@ namespace {
 
 namespace json = boost::json;
 
-json::value J(std::string_view text) {
+json::value ParseJson(std::string_view text) {
   return json::parse(text);
 }
 
@@ -27,12 +27,12 @@ class MergePatchVectors : public testing::TestWithParam<MergeCase> {};
 
 TEST_P(MergePatchVectors, Applies) {
   const MergeCase& c = GetParam();
-  const json::value original = J(c.original);
-  util::StatusOr<json::value> result = ApplyMergePatch(original, J(c.patch));
+  const json::value original = ParseJson(c.original);
+  util::StatusOr<json::value> result = ApplyMergePatch(original, ParseJson(c.patch));
   ASSERT_TRUE(result.ok()) << result.status().ToString();
-  EXPECT_TRUE(JsonEqual(*result, J(c.expected)))
+  EXPECT_TRUE(JsonEqual(*result, ParseJson(c.expected)))
       << "got " << json::serialize(*result) << ", want " << c.expected;
-  EXPECT_EQ(original, J(c.original)) << "the original must not change";
+  EXPECT_EQ(original, ParseJson(c.original)) << "the original must not change";
 }
 
 // RFC 7386 section 3 (the examples whose patch is an object or an array; upstream rejects null and
@@ -77,7 +77,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(MergePatchTest, RejectsScalarAndNullPatches) {
   for (std::string_view patch : {"null", "\"bar\"", "5", "true"}) {
-    util::StatusOr<json::value> result = ApplyMergePatch(J(R"({"a":"foo"})"), J(patch));
+    util::StatusOr<json::value> result =
+        ApplyMergePatch(ParseJson(R"({"a":"foo"})"), ParseJson(patch));
     ASSERT_FALSE(result.ok()) << patch;
     EXPECT_EQ(result.status().code(), util::Code::kInvalidArgument);
     EXPECT_EQ(result.status().message(), "Invalid JSON Patch");
@@ -85,8 +86,8 @@ TEST(MergePatchTest, RejectsScalarAndNullPatches) {
 }
 
 TEST(MergePatchTest, KeepsMemberOrder) {
-  util::StatusOr<json::value> result =
-      ApplyMergePatch(J(R"({"a":1,"b":2,"c":3,"d":4})"), J(R"({"b":null,"e":5,"a":0})"));
+  util::StatusOr<json::value> result = ApplyMergePatch(ParseJson(R"({"a":1,"b":2,"c":3,"d":4})"),
+                                                       ParseJson(R"({"b":null,"e":5,"a":0})"));
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(json::serialize(*result), R"({"a":0,"c":3,"d":4,"e":5})");
 }
@@ -94,7 +95,7 @@ TEST(MergePatchTest, KeepsMemberOrder) {
 TEST(ParsePatchBodyTest, ReportsSyntaxErrors) {
   util::StatusOr<json::value> ok = ParsePatchBody(R"({"b":2})");
   ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(*ok, J(R"({"b":2})"));
+  EXPECT_EQ(*ok, ParseJson(R"({"b":2})"));
 
   util::StatusOr<json::value> bad = ParsePatchBody(R"({"b":)");
   ASSERT_FALSE(bad.ok());
@@ -140,7 +141,7 @@ TEST(MergePatchTest, NestingLimit) {
 
   json::value deeper(json::object_kind);
   deeper.get_object()["a"] = *parsed;
-  util::StatusOr<json::value> rejected = ApplyMergePatch(J("{}"), deeper);
+  util::StatusOr<json::value> rejected = ApplyMergePatch(ParseJson("{}"), deeper);
   ASSERT_FALSE(rejected.ok());
   EXPECT_EQ(rejected.status().code(), util::Code::kInvalidArgument);
 }
@@ -156,13 +157,14 @@ class CreateMergePatchVectors : public testing::TestWithParam<CreateCase> {};
 
 TEST_P(CreateMergePatchVectors, RoundTrips) {
   const CreateCase& c = GetParam();
-  util::StatusOr<json::value> patch = CreateMergePatch(J(c.original), J(c.modified));
+  util::StatusOr<json::value> patch =
+      CreateMergePatch(ParseJson(c.original), ParseJson(c.modified));
   ASSERT_TRUE(patch.ok()) << patch.status().ToString();
-  EXPECT_TRUE(JsonEqual(*patch, J(c.expected_patch)))
+  EXPECT_TRUE(JsonEqual(*patch, ParseJson(c.expected_patch)))
       << "got " << json::serialize(*patch) << ", want " << c.expected_patch;
-  util::StatusOr<json::value> applied = ApplyMergePatch(J(c.original), *patch);
+  util::StatusOr<json::value> applied = ApplyMergePatch(ParseJson(c.original), *patch);
   ASSERT_TRUE(applied.ok());
-  EXPECT_TRUE(JsonEqual(*applied, J(c.modified))) << json::serialize(*applied);
+  EXPECT_TRUE(JsonEqual(*applied, ParseJson(c.modified))) << json::serialize(*applied);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -179,8 +181,10 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<CreateCase>& info) { return info.param.name; });
 
 TEST(CreateMergePatchTest, RequiresObjects) {
-  EXPECT_EQ(CreateMergePatch(J("[1]"), J("{}")).status().code(), util::Code::kInvalidArgument);
-  EXPECT_EQ(CreateMergePatch(J("{}"), J("3")).status().code(), util::Code::kInvalidArgument);
+  EXPECT_EQ(CreateMergePatch(ParseJson("[1]"), ParseJson("{}")).status().code(),
+            util::Code::kInvalidArgument);
+  EXPECT_EQ(CreateMergePatch(ParseJson("{}"), ParseJson("3")).status().code(),
+            util::Code::kInvalidArgument);
 }
 
 struct EqualCase {
@@ -194,8 +198,8 @@ class JsonEqualVectors : public testing::TestWithParam<EqualCase> {};
 
 TEST_P(JsonEqualVectors, Compares) {
   const EqualCase& c = GetParam();
-  EXPECT_EQ(JsonEqual(J(c.a), J(c.b)), c.equal);
-  EXPECT_EQ(JsonEqual(J(c.b), J(c.a)), c.equal);
+  EXPECT_EQ(JsonEqual(ParseJson(c.a), ParseJson(c.b)), c.equal);
+  EXPECT_EQ(JsonEqual(ParseJson(c.b), ParseJson(c.a)), c.equal);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -214,16 +218,16 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<EqualCase>& info) { return info.param.name; });
 
 TEST(RemoveNullMembersTest, PrunesObjectsEverywhereButKeepsArrayNulls) {
-  json::value v = J(R"({"a":null,"b":{"c":null,"d":[null,{"e":null,"f":1}]},"g":2})");
+  json::value v = ParseJson(R"({"a":null,"b":{"c":null,"d":[null,{"e":null,"f":1}]},"g":2})");
   RemoveNullMembers(v);
   EXPECT_EQ(json::serialize(v), R"({"b":{"d":[null,{"f":1}]},"g":2})");
 }
 
 TEST(JsonNestingDepthTest, Counts) {
-  EXPECT_EQ(JsonNestingDepth(J("1")), 0);
-  EXPECT_EQ(JsonNestingDepth(J("{}")), 1);
-  EXPECT_EQ(JsonNestingDepth(J("[[1],{\"a\":{\"b\":[]}}]")), 4);
-  EXPECT_EQ(JsonNestingDepth(J("[[[[1]]]]"), 2), 3) << "stops at the cap";
+  EXPECT_EQ(JsonNestingDepth(ParseJson("1")), 0);
+  EXPECT_EQ(JsonNestingDepth(ParseJson("{}")), 1);
+  EXPECT_EQ(JsonNestingDepth(ParseJson("[[1],{\"a\":{\"b\":[]}}]")), 4);
+  EXPECT_EQ(JsonNestingDepth(ParseJson("[[[[1]]]]"), 2), 3) << "stops at the cap";
 }
 
 }  // namespace

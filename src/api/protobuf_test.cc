@@ -22,7 +22,7 @@ std::string FromHex(std::string_view hex) {
   return out;
 }
 
-const TypeSchema& Type(std::string_view name) {
+const TypeSchema& SchemaType(std::string_view name) {
   const TypeSchema* t = BuiltinSchemas().FindType(name);
   EXPECT_NE(t, nullptr) << name;
   return *t;
@@ -191,7 +191,7 @@ class ProtobufRoundTrip : public ::testing::TestWithParam<RoundTrip> {};
 
 TEST_P(ProtobufRoundTrip, SurvivesGoStyleEncoding) {
   json::object in = json::parse(GetParam().json).as_object();
-  const TypeSchema& t = Type(GetParam().type);
+  const TypeSchema& t = SchemaType(GetParam().type);
   for (bool write_empty : {false, true}) {
     auto bytes = EncodeProtobufMessage(in, t, {.write_empty_fields = write_empty});
     ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
@@ -258,7 +258,7 @@ INSTANTIATE_TEST_SUITE_P(
 // The zero values Go's encoder writes for unset non-pointer fields are dropped, pointer fields'
 // explicit zeros survive.
 TEST(DecodeProtobufMessage, DropsGoZeroValuesKeepsPointerZeros) {
-  const TypeSchema& spec = Type("io.k8s.api.apps.v1.DeploymentSpec");
+  const TypeSchema& spec = SchemaType("io.k8s.api.apps.v1.DeploymentSpec");
   json::object in = json::parse(R"({"replicas":0,"revisionHistoryLimit":0})").as_object();
   auto bytes = EncodeProtobufMessage(in, spec, {.write_empty_fields = true});
   ASSERT_TRUE(bytes.ok());
@@ -270,7 +270,7 @@ TEST(DecodeProtobufMessage, DropsGoZeroValuesKeepsPointerZeros) {
 }
 
 TEST(DecodeProtobufMessage, PackedAndUnpackedRepeatedScalars) {
-  const TypeSchema& psc = Type("io.k8s.api.core.v1.PodSecurityContext");
+  const TypeSchema& psc = SchemaType("io.k8s.api.core.v1.PodSecurityContext");
   // supplementalGroups = 4: packed [1, 300] then one unpacked 7, in one message.
   auto out = DecodeProtobufMessage(FromHex("2203"
                                            "01ac02"
@@ -281,7 +281,7 @@ TEST(DecodeProtobufMessage, PackedAndUnpackedRepeatedScalars) {
 }
 
 TEST(DecodeProtobufMessage, SkipsUnknownFieldsOfEveryWireType) {
-  const TypeSchema& ns = Type("io.k8s.api.core.v1.NamespaceSpec");
+  const TypeSchema& ns = SchemaType("io.k8s.api.core.v1.NamespaceSpec");
   // 99 varint, 98 fixed64, 97 fixed32, 96 length-delimited, then finalizers = 1.
   auto out = DecodeProtobufMessage(FromHex("98060a"
                                            "91060102030405060708"
@@ -294,7 +294,7 @@ TEST(DecodeProtobufMessage, SkipsUnknownFieldsOfEveryWireType) {
 }
 
 TEST(DecodeProtobufMessage, NegativeInt32AndInvalidUtf8) {
-  const TypeSchema& port = Type("io.k8s.api.core.v1.ContainerPort");
+  const TypeSchema& port = SchemaType("io.k8s.api.core.v1.ContainerPort");
   // containerPort = -1 as Go writes it (10-byte sign-extended varint); name = "a\xff".
   auto out = DecodeProtobufMessage(FromHex("18ffffffffffffffffff01"
                                            "0a0261ff"),
@@ -304,7 +304,7 @@ TEST(DecodeProtobufMessage, NegativeInt32AndInvalidUtf8) {
 }
 
 TEST(DecodeProtobufMessage, MergesRepeatedOccurrencesOfAMessageField) {
-  const TypeSchema& d = Type("io.k8s.api.apps.v1.Deployment");
+  const TypeSchema& d = SchemaType("io.k8s.api.apps.v1.Deployment");
   // metadata {name: a}, then metadata {namespace: b}.
   auto out = DecodeProtobufMessage(FromHex("0a030a0161"
                                            "0a031a0162"),
@@ -390,7 +390,7 @@ TEST(DecodeProtobufMessage, RejectsDeepNesting) {
 }
 
 TEST(EncodeProtobufMessage, RejectsWrongJsonTypes) {
-  const TypeSchema& spec = Type("io.k8s.api.apps.v1.DeploymentSpec");
+  const TypeSchema& spec = SchemaType("io.k8s.api.apps.v1.DeploymentSpec");
   auto got = EncodeProtobufMessage(json::parse(R"({"replicas":"3"})").as_object(), spec);
   ASSERT_FALSE(got.ok());
   EXPECT_THAT(got.status().message(), HasSubstr("replicas must be an int32"));

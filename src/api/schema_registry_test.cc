@@ -14,7 +14,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-const TypeSchema& Type(std::string_view name) {
+const TypeSchema& RegistryType(std::string_view name) {
   const TypeSchema* t = BuiltinSchemas().FindType(name);
   EXPECT_NE(t, nullptr) << name;
   static const TypeSchema kEmpty;
@@ -22,7 +22,7 @@ const TypeSchema& Type(std::string_view name) {
 }
 
 const FieldSchema& Field(std::string_view type, std::string_view field) {
-  const FieldSchema* f = Type(type).Field(field);
+  const FieldSchema* f = RegistryType(type).Field(field);
   EXPECT_NE(f, nullptr) << type << "." << field;
   static const FieldSchema kEmpty;
   return f ? *f : kEmpty;
@@ -45,14 +45,15 @@ TEST(EmbeddedData, HoldsSchemaOverridesAndResources) {
 }
 
 TEST(BuiltinSchemas, DeploymentFieldsNumbersAndReferences) {
-  const TypeSchema& d = Type(N(kApps, "Deployment"));
+  const TypeSchema& d = RegistryType(N(kApps, "Deployment"));
   EXPECT_EQ(d.name, "io.k8s.api.apps.v1.Deployment");
   const FieldSchema& spec = Field(N(kApps, "Deployment"), "spec");
   EXPECT_EQ(spec.number, 2);
   EXPECT_EQ(spec.value.kind, ValueKind::kMessage);
-  EXPECT_EQ(spec.value.message, &Type(N(kApps, "DeploymentSpec")));
+  EXPECT_EQ(spec.value.message, &RegistryType(N(kApps, "DeploymentSpec")));
   EXPECT_EQ(d.FieldByNumber(1), d.Field("metadata"));
-  EXPECT_EQ(Field(N(kApps, "Deployment"), "metadata").value.message, &Type(N(kMeta, "ObjectMeta")));
+  EXPECT_EQ(Field(N(kApps, "Deployment"), "metadata").value.message,
+            &RegistryType(N(kMeta, "ObjectMeta")));
 
   const FieldSchema& replicas = Field(N(kApps, "DeploymentSpec"), "replicas");
   EXPECT_EQ(replicas.value.kind, ValueKind::kInt32);
@@ -80,7 +81,7 @@ TEST(BuiltinSchemas, PatchAndApplyMarkers) {
   EXPECT_EQ(Field(N(kCore, "PodSpec"), "nodeSelector").map_type, MapType::kAtomic);
   EXPECT_EQ(Field(N(kCore, "PodSpec"), "tolerations").list_type, ListType::kAtomic);
   EXPECT_EQ(Field(N(kMeta, "ObjectMeta"), "finalizers").list_type, ListType::kSet);
-  EXPECT_TRUE(Type(N(kCore, "ObjectReference")).atomic_struct);
+  EXPECT_TRUE(RegistryType(N(kCore, "ObjectReference")).atomic_struct);
   EXPECT_EQ(Field(N(kCore, "ContainerPort"), "protocol").default_json, "\"TCP\"");
   EXPECT_TRUE(Field(N(kApps, "DeploymentSpec"), "selector").required);
 }
@@ -98,19 +99,20 @@ TEST(BuiltinSchemas, MapsAndSpecialTypes) {
 
   EXPECT_EQ(Field(N(kMeta, "ObjectMeta"), "creationTimestamp").value.message->special,
             SpecialType::kTime);
-  EXPECT_EQ(Type(N(kMeta, "MicroTime")).special, SpecialType::kMicroTime);
-  EXPECT_EQ(Type(N(kMeta, "Duration")).special, SpecialType::kDuration);
-  EXPECT_EQ(Type(N(kMeta, "FieldsV1")).special, SpecialType::kFieldsV1);
-  EXPECT_EQ(Type("io.k8s.apimachinery.pkg.util.intstr.IntOrString").special,
+  EXPECT_EQ(RegistryType(N(kMeta, "MicroTime")).special, SpecialType::kMicroTime);
+  EXPECT_EQ(RegistryType(N(kMeta, "Duration")).special, SpecialType::kDuration);
+  EXPECT_EQ(RegistryType(N(kMeta, "FieldsV1")).special, SpecialType::kFieldsV1);
+  EXPECT_EQ(RegistryType("io.k8s.apimachinery.pkg.util.intstr.IntOrString").special,
             SpecialType::kIntOrString);
-  EXPECT_EQ(Type("io.k8s.apimachinery.pkg.runtime.RawExtension").special,
+  EXPECT_EQ(RegistryType("io.k8s.apimachinery.pkg.runtime.RawExtension").special,
             SpecialType::kRawExtension);
-  EXPECT_EQ(Type("io.k8s.api.authentication.v1.ExtraValue").special, SpecialType::kStringList);
-  EXPECT_EQ(Type(N(kApps, "Deployment")).special, SpecialType::kNone);
+  EXPECT_EQ(RegistryType("io.k8s.api.authentication.v1.ExtraValue").special,
+            SpecialType::kStringList);
+  EXPECT_EQ(RegistryType(N(kApps, "Deployment")).special, SpecialType::kNone);
 }
 
 TEST(BuiltinSchemas, InlineEmbedsAreFlattened) {
-  const TypeSchema& volume = Type(N(kCore, "Volume"));
+  const TypeSchema& volume = RegistryType(N(kCore, "Volume"));
   const FieldSchema* empty_dir = volume.Field("emptyDir");
   ASSERT_NE(empty_dir, nullptr);
   EXPECT_EQ(empty_dir->number, 0);  // lives in the embedded VolumeSource on the wire
@@ -119,13 +121,14 @@ TEST(BuiltinSchemas, InlineEmbedsAreFlattened) {
   EXPECT_EQ(volume.FieldByNumber(2), nullptr);
   const TypeSchema::InlineEmbed* embed = volume.InlineEmbedByNumber(2);
   ASSERT_NE(embed, nullptr);
-  EXPECT_EQ(embed->type, &Type(N(kCore, "VolumeSource")));
+  EXPECT_EQ(embed->type, &RegistryType(N(kCore, "VolumeSource")));
   EXPECT_EQ(volume.FieldByNumber(1), volume.Field("name"));
 
-  EXPECT_NE(Type(N(kCore, "Probe")).Field("httpGet"), nullptr);
-  EXPECT_NE(Type(N(kCore, "SecretKeySelector")).Field("name"), nullptr);
-  EXPECT_NE(Type("io.k8s.api.admissionregistration.v1.RuleWithOperations").Field("apiGroups"),
-            nullptr);
+  EXPECT_NE(RegistryType(N(kCore, "Probe")).Field("httpGet"), nullptr);
+  EXPECT_NE(RegistryType(N(kCore, "SecretKeySelector")).Field("name"), nullptr);
+  EXPECT_NE(
+      RegistryType("io.k8s.api.admissionregistration.v1.RuleWithOperations").Field("apiGroups"),
+      nullptr);
 }
 
 TEST(BuiltinSchemas, HandwrittenGroups) {
@@ -133,7 +136,7 @@ TEST(BuiltinSchemas, HandwrittenGroups) {
   EXPECT_EQ(Field(crd + "CustomResourceValidation", "openAPIV3Schema").value.kind, ValueKind::kAny);
   EXPECT_TRUE(Field(crd + "CustomResourceSubresources", "status").nullable_scalar);
   EXPECT_EQ(Field(crd + "CustomResourceDefinitionSpec", "versions").value.message,
-            &Type(crd + "CustomResourceDefinitionVersion"));
+            &RegistryType(crd + "CustomResourceDefinitionVersion"));
   EXPECT_EQ(Field(crd + "CustomResourceDefinitionStatus", "conditions").list_type, ListType::kMap);
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 namespace json = boost::json;
 
-json::value J(std::string_view text) {
+json::value JsonValue(std::string_view text) {
   return json::parse(text);
 }
 
@@ -150,7 +150,7 @@ const MergeItemSchemas& MergeItem() {
   static const MergeItemSchemas* schemas = new MergeItemSchemas();
   return *schemas;
 }
-const DeploymentSchemas& Deployment() {
+const DeploymentSchemas& DeploymentSchemasForSmp() {
   static const DeploymentSchemas* schemas = new DeploymentSchemas();
   return *schemas;
 }
@@ -174,7 +174,7 @@ struct SmpCase {
 const TypeSchema* SchemaFor(SchemaChoice choice) {
   switch (choice) {
     case SchemaChoice::kMergeItem: return &MergeItem().merge_item;
-    case SchemaChoice::kDeployment: return &Deployment().deployment;
+    case SchemaChoice::kDeployment: return &DeploymentSchemasForSmp().deployment;
     case SchemaChoice::kNone: return nullptr;
     case SchemaChoice::kBuiltinDeployment:
       return BuiltinSchemas().FindType("io.k8s.api.apps.v1.Deployment");
@@ -187,9 +187,9 @@ class StrategicMergePatchVectors : public testing::TestWithParam<SmpCase> {};
 
 TEST_P(StrategicMergePatchVectors, Applies) {
   const SmpCase& c = GetParam();
-  const json::value original = J(c.original);
+  const json::value original = JsonValue(c.original);
   util::StatusOr<json::value> result =
-      ApplyStrategicMergePatch(original, J(c.patch), SchemaFor(c.schema));
+      ApplyStrategicMergePatch(original, JsonValue(c.patch), SchemaFor(c.schema));
   if (c.expected.empty()) {
     ASSERT_FALSE(result.ok()) << "unexpectedly got " << json::serialize(*result);
     EXPECT_EQ(result.status().code(), c.code) << result.status().ToString();
@@ -198,19 +198,20 @@ TEST_P(StrategicMergePatchVectors, Applies) {
   } else {
     ASSERT_TRUE(result.ok()) << result.status().ToString();
     // Exact comparison: list order matters, and member order is kept by the implementation.
-    EXPECT_TRUE(JsonEqual(*result, J(c.expected)))
+    EXPECT_TRUE(JsonEqual(*result, JsonValue(c.expected)))
         << "got  " << json::serialize(*result) << "\nwant " << c.expected;
   }
-  EXPECT_EQ(original, J(c.original)) << "the original must not change";
+  EXPECT_EQ(original, JsonValue(c.original)) << "the original must not change";
 }
 
 // Patching in place (the overload that consumes the original) gives the same answers.
 TEST_P(StrategicMergePatchVectors, AppliesInPlace) {
   const SmpCase& c = GetParam();
   util::StatusOr<json::value> in_place =
-      ApplyStrategicMergePatch(J(c.original), J(c.patch), SchemaFor(c.schema));
-  util::StatusOr<json::value> copied = ApplyStrategicMergePatch(
-      static_cast<const json::value&>(J(c.original)), J(c.patch), SchemaFor(c.schema));
+      ApplyStrategicMergePatch(JsonValue(c.original), JsonValue(c.patch), SchemaFor(c.schema));
+  util::StatusOr<json::value> copied =
+      ApplyStrategicMergePatch(static_cast<const json::value&>(JsonValue(c.original)),
+                               JsonValue(c.patch), SchemaFor(c.schema));
   ASSERT_EQ(in_place.ok(), copied.ok());
   if (in_place.ok()) {
     EXPECT_EQ(*in_place, *copied);
@@ -219,7 +220,7 @@ TEST_P(StrategicMergePatchVectors, AppliesInPlace) {
   }
 }
 
-std::string CaseName(const testing::TestParamInfo<SmpCase>& info) {
+std::string SmpCaseName(const testing::TestParamInfo<SmpCase>& info) {
   return info.param.name;
 }
 
@@ -262,7 +263,7 @@ INSTANTIATE_TEST_SUITE_P(
         SmpCase{"NullPatchChangesNothing", kItem, R"({"name":"a"})", "null", R"({"name":"a"})"},
         SmpCase{"ArrayPatchIsRejected", kItem, R"({"name":"a"})", "[]", "", kBadRequest,
                 "cannot unmarshal array"}),
-    CaseName);
+    SmpCaseName);
 
 // Facts from upstream's strategicpatch tests (customStrategicMergePatchTestCaseData and the
 // $setElementOrder raw cases), restated on the MergeItem schema.
@@ -364,7 +365,7 @@ INSTANTIATE_TEST_SUITE_P(
         SmpCase{"MapsInIntList", kItem, R"({"mergingIntList":[1]})",
                 R"({"mergingIntList":[{"name":"a"}]})", "", kBadRequest,
                 "list element types are not identical"}),
-    CaseName);
+    SmpCaseName);
 
 INSTANTIATE_TEST_SUITE_P(
     Directives, StrategicMergePatchVectors,
@@ -441,7 +442,7 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"retainKeysMergingList":[{"name":"a","$retainKeys":["name","other"],
                                               "other":"3"}]})",
                 R"({"retainKeysMergingList":[{"name":"a","other":"3"},{"name":"b"}]})"}),
-    CaseName);
+    SmpCaseName);
 
 // Without schema knowledge the patch behaves like a JSON merge patch.
 INSTANTIATE_TEST_SUITE_P(
@@ -456,7 +457,7 @@ INSTANTIATE_TEST_SUITE_P(
                             R"({"spec":{"unknownList":[3],"unknownMap":{"a":1,"b":2}}})"},
                     SmpCase{"DirectivesStillWorkWithoutSchema", kNoSchema, R"({"a":{"b":1,"c":2}})",
                             R"({"a":{"$retainKeys":["b"]}})", R"({"a":{"b":1}})"}),
-    CaseName);
+    SmpCaseName);
 
 // Real-kind shapes: what kubectl apply sends (reference/kubectl/FINDINGS.md section 3.10).
 INSTANTIATE_TEST_SUITE_P(
@@ -528,7 +529,7 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"spec":{"strategy":{"rollingUpdate":{"maxSurge":1}}}})",
                 R"({"spec":{"strategy":{"rollingUpdate":{"maxSurge":"50%"}}}})",
                 R"({"spec":{"strategy":{"rollingUpdate":{"maxSurge":"50%"}}}})"}),
-    CaseName);
+    SmpCaseName);
 
 constexpr SchemaChoice kRealDeployment = SchemaChoice::kBuiltinDeployment;
 constexpr SchemaChoice kRealPod = SchemaChoice::kBuiltinPod;
@@ -607,11 +608,11 @@ INSTANTIATE_TEST_SUITE_P(
                 R"({"spec":{"template":{"spec":{"containers":[{"name":"a"}]}}}})",
                 R"({"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}})", "", kBadRequest,
                 "does not contain declared merge key: name"}),
-    CaseName);
+    SmpCaseName);
 
 TEST(StrategicMergePatchTest, KeepsMemberOrder) {
   util::StatusOr<json::value> result = ApplyStrategicMergePatch(
-      J(R"({"a":1,"b":2,"c":3})"), J(R"({"a":null,"d":4,"b":5})"), nullptr);
+      JsonValue(R"({"a":1,"b":2,"c":3})"), JsonValue(R"({"a":null,"d":4,"b":5})"), nullptr);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(json::serialize(*result), R"({"b":5,"c":3,"d":4})");
 }
@@ -629,7 +630,7 @@ TEST(StrategicMergePatchTest, MergesDeepObjectsWithoutSchema) {
 }
 
 TEST(StrategicMergePatchTest, RequiresObjectOriginal) {
-  EXPECT_EQ(ApplyStrategicMergePatch(J("[1]"), J("{}"), nullptr).status().code(),
+  EXPECT_EQ(ApplyStrategicMergePatch(JsonValue("[1]"), JsonValue("{}"), nullptr).status().code(),
             util::Code::kInvalidArgument);
 }
 
@@ -638,9 +639,10 @@ TEST(StrategicMergePatchTest, RequiresObjectOriginal) {
 TEST(StrategicMergePatchTest, AListDirectiveAndAMapForTheSameFieldAreAnError) {
   const TypeSchema* pod = BuiltinSchemas().FindType("io.k8s.api.core.v1.Pod");
   ASSERT_NE(pod, nullptr);
-  const json::value patch = J(R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],)"
-                              R"("finalizers":{"$retainKeys":["type"],"type":"Recreate"}}})");
-  const json::value original = J(R"({"metadata":{"finalizers":["a","b"]}})");
+  const json::value patch =
+      JsonValue(R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["a"],)"
+                R"("finalizers":{"$retainKeys":["type"],"type":"Recreate"}}})");
+  const json::value original = JsonValue(R"({"metadata":{"finalizers":["a","b"]}})");
   for (const TypeSchema* schema : {pod, static_cast<const TypeSchema*>(nullptr)}) {
     util::StatusOr<json::value> result = ApplyStrategicMergePatch(original, patch, schema);
     EXPECT_FALSE(result.ok()) << (schema ? "pod: " : "no schema: ") << json::serialize(*result);
@@ -672,7 +674,7 @@ TEST(StrategicMergePatchTest, MergesAtTheNestingLimit) {
   ASSERT_TRUE(plain.ok());
   json::value too_deep(json::object_kind);
   too_deep.get_object()["a"] = *plain;
-  EXPECT_EQ(ApplyStrategicMergePatch(J("{}"), too_deep, nullptr).status().code(),
+  EXPECT_EQ(ApplyStrategicMergePatch(JsonValue("{}"), too_deep, nullptr).status().code(),
             util::Code::kInvalidArgument);
 }
 

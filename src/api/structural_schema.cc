@@ -37,7 +37,7 @@ std::optional<int64_t> Integer(const json::value* v) {
   return std::nullopt;
 }
 
-bool Bool(const json::object& o, std::string_view key) {
+bool SchemaBool(const json::object& o, std::string_view key) {
   const json::value* v = o.if_contains(key);
   return v != nullptr && v->is_bool() && v->get_bool();
 }
@@ -54,7 +54,7 @@ StatusOr<std::shared_ptr<const JsonSchema>> Parse(const json::value& doc, const 
   s->type = String(*o, "type");
   s->format = String(*o, "format");
   s->description = String(*o, "description");
-  s->nullable = Bool(*o, "nullable");
+  s->nullable = SchemaBool(*o, "nullable");
   if (const json::value* p = o->if_contains("properties")) {
     const json::object* props = p->if_object();
     if (props == nullptr) return InvalidArgument(at + ".properties: must be an object");
@@ -95,8 +95,8 @@ StatusOr<std::shared_ptr<const JsonSchema>> Parse(const json::value& doc, const 
   }
   s->maximum = Number(o->if_contains("maximum"));
   s->minimum = Number(o->if_contains("minimum"));
-  s->exclusive_maximum = Bool(*o, "exclusiveMaximum");
-  s->exclusive_minimum = Bool(*o, "exclusiveMinimum");
+  s->exclusive_maximum = SchemaBool(*o, "exclusiveMaximum");
+  s->exclusive_minimum = SchemaBool(*o, "exclusiveMinimum");
   s->multiple_of = Number(o->if_contains("multipleOf"));
   s->max_length = Integer(o->if_contains("maxLength"));
   s->min_length = Integer(o->if_contains("minLength"));
@@ -109,9 +109,9 @@ StatusOr<std::shared_ptr<const JsonSchema>> Parse(const json::value& doc, const 
     if (bound && *bound < 0) return InvalidArgument(at + ": a length bound is negative");
   }
   if (const json::value* d = o->if_contains("default")) s->default_value = *d;
-  s->preserve_unknown_fields = Bool(*o, "x-kubernetes-preserve-unknown-fields");
-  s->int_or_string = Bool(*o, "x-kubernetes-int-or-string");
-  s->embedded_resource = Bool(*o, "x-kubernetes-embedded-resource");
+  s->preserve_unknown_fields = SchemaBool(*o, "x-kubernetes-preserve-unknown-fields");
+  s->int_or_string = SchemaBool(*o, "x-kubernetes-int-or-string");
+  s->embedded_resource = SchemaBool(*o, "x-kubernetes-embedded-resource");
   s->list_type = String(*o, "x-kubernetes-list-type");
   if (const json::value* keys = o->if_contains("x-kubernetes-list-map-keys");
       keys && keys->is_array()) {

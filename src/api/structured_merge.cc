@@ -19,7 +19,7 @@ namespace {
 namespace json = boost::json;
 
 // Deeper nodes are leaves: bounds the recursion of every walker here.
-constexpr int kMaxDepth = 500;
+constexpr int kMaxMergeDepth = 500;
 
 // A node's type, resolved from the schema (upstream's schema.Atom).
 struct TypeRef {
@@ -180,7 +180,7 @@ enum class Shape { kLeaf, kObject, kList };
 
 // Decides how to walk a node given its type and the values present (either may be null).
 Shape ShapeOf(const TypeRef& t, const json::value* a, const json::value* b, int depth) {
-  if (depth > kMaxDepth) return Shape::kLeaf;
+  if (depth > kMaxMergeDepth) return Shape::kLeaf;
   auto all = [&](bool (json::value::*is)() const noexcept) {
     return (a == nullptr || (a->*is)()) && (b == nullptr || (b->*is)());
   };
@@ -511,7 +511,7 @@ class Comparer {
 
 // ---- Merge ------------------------------------------------------------------------------------
 
-class Merger {
+class StructuredMerger {
  public:
   // The merged value, or nullopt when the result holds nothing (absent, or cleared by a null).
   std::optional<json::value> Node(const json::value* l, const json::value* r, const TypeRef& t,
@@ -640,7 +640,7 @@ class Merger {
 // ---- RemoveItems ------------------------------------------------------------------------------
 
 // Returns false when `v` was emptied by the removal and should leave its parent.
-bool Remove(json::value& v, const FieldSet& items, const TypeRef& t, int depth) {
+bool RemoveItems(json::value& v, const FieldSet& items, const TypeRef& t, int depth) {
   if (items.Empty()) return true;
   switch (ShapeOf(t, &v, nullptr, depth)) {
     case Shape::kLeaf: return true;
@@ -657,7 +657,7 @@ bool Remove(json::value& v, const FieldSet& items, const TypeRef& t, int depth) 
         const FieldSet& sub = items.WithPrefix(pe);
         if (sub.Empty()) continue;
         const FieldSchema* declared = nullptr;
-        if (!Remove(kv.value(), sub, MemberType(t, kv.key(), &declared), depth + 1)) {
+        if (!RemoveItems(kv.value(), sub, MemberType(t, kv.key(), &declared), depth + 1)) {
           drop.emplace_back(kv.key());
         }
       }
@@ -674,7 +674,7 @@ bool Remove(json::value& v, const FieldSet& items, const TypeRef& t, int depth) 
         if (pe.ok()) {
           if (items.Has({*pe})) continue;
           const FieldSet& sub = items.WithPrefix(*pe);
-          if (!sub.Empty() && !Remove(item, sub, et, depth + 1)) continue;
+          if (!sub.Empty() && !RemoveItems(item, sub, et, depth + 1)) continue;
         }
         kept.push_back(std::move(item));
       }
@@ -744,7 +744,7 @@ util::StatusOr<Comparison> Compare(const json::object& before, const json::objec
 
 util::StatusOr<json::value> Merge(const json::value& live, const json::value& config,
                                   const TypeSchema* schema) {
-  Merger m;
+  StructuredMerger m;
   std::optional<json::value> out = m.Node(&live, &config, Root(schema), 0);
   if (!m.errors().empty()) return m.errors().ToStatus();
   if (!out) return json::value(json::object());
@@ -752,7 +752,7 @@ util::StatusOr<json::value> Merge(const json::value& live, const json::value& co
 }
 
 void RemoveItems(json::value& v, const FieldSet& items, const TypeSchema* schema) {
-  if (!Remove(v, items, Root(schema), 0) && v.is_object()) v.get_object().clear();
+  if (!RemoveItems(v, items, Root(schema), 0) && v.is_object()) v.get_object().clear();
 }
 
 }  // namespace converge::api

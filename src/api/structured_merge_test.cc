@@ -17,19 +17,19 @@ namespace {
 
 namespace json = boost::json;
 
-const TypeSchema* Type(std::string_view name) {
+const TypeSchema* TypeNamed(std::string_view name) {
   const TypeSchema* t = BuiltinSchemas().FindType(name);
   EXPECT_NE(t, nullptr) << name;
   return t;
 }
-const TypeSchema* Deployment() {
-  return Type("io.k8s.api.apps.v1.Deployment");
+const TypeSchema* DeploymentType() {
+  return TypeNamed("io.k8s.api.apps.v1.Deployment");
 }
 const TypeSchema* Pod() {
-  return Type("io.k8s.api.core.v1.Pod");
+  return TypeNamed("io.k8s.api.core.v1.Pod");
 }
 
-std::string V1(const FieldSet& s) {
+std::string FieldSetV1(const FieldSet& s) {
   return json::serialize(s.ToFieldsV1());
 }
 
@@ -63,7 +63,7 @@ class ToFieldSetCases : public testing::TestWithParam<SetCase> {};
 
 TEST_P(ToFieldSetCases, MatchesUpstream) {
   const SetCase& c = GetParam();
-  EXPECT_EQ(V1(ToFieldSet(json::parse(c.value), c.schema())), c.fields_v1);
+  EXPECT_EQ(FieldSetV1(ToFieldSet(json::parse(c.value), c.schema())), c.fields_v1);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(
         // `kubectl apply --server-side` of FINDINGS 3.11's manifest: struct fields are not members,
         // list items are (with "." when they have fields), the port key gets its default protocol.
         SetCase{
-            "ServerSideApplyManifest", Deployment,
+            "ServerSideApplyManifest", DeploymentType,
             R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web",)"
             R"("namespace":"default","labels":{"app":"web"}},"spec":{"replicas":3,"selector":)"
             R"({"matchLabels":{"app":"web"}},"template":{"metadata":{"labels":{"app":"web"}},)"
@@ -118,11 +118,11 @@ class CompareCases : public testing::TestWithParam<CompareCase> {};
 TEST_P(CompareCases, FindsChangedFields) {
   const CompareCase& c = GetParam();
   util::StatusOr<Comparison> cmp =
-      Compare(json::parse(c.before), json::parse(c.after), Deployment());
+      Compare(json::parse(c.before), json::parse(c.after), DeploymentType());
   ASSERT_TRUE(cmp.ok()) << cmp.status().ToString();
-  EXPECT_EQ(V1(cmp->added), c.added);
-  EXPECT_EQ(V1(cmp->modified), c.modified);
-  EXPECT_EQ(V1(cmp->removed), c.removed);
+  EXPECT_EQ(FieldSetV1(cmp->added), c.added);
+  EXPECT_EQ(FieldSetV1(cmp->modified), c.modified);
+  EXPECT_EQ(FieldSetV1(cmp->removed), c.removed);
 }
 
 // The skipping overload equals Compare followed by ExcludeFields, for every case and skip set.
@@ -143,15 +143,15 @@ TEST_P(CompareCases, SkippingEqualsExcluding) {
   for (const std::vector<Path>& paths : skips) {
     const FieldSet skip = FieldSet::FromPaths(paths);
     SCOPED_TRACE(skip.ToString());
-    util::StatusOr<Comparison> want = Compare(before, after, Deployment());
+    util::StatusOr<Comparison> want = Compare(before, after, DeploymentType());
     ASSERT_TRUE(want.ok()) << want.status().ToString();
     want->ExcludeFields(skip);
     util::StatusOr<Comparison> got =
-        Compare(before.as_object(), after.as_object(), Deployment(), skip);
+        Compare(before.as_object(), after.as_object(), DeploymentType(), skip);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(V1(got->added), V1(want->added));
-    EXPECT_EQ(V1(got->modified), V1(want->modified));
-    EXPECT_EQ(V1(got->removed), V1(want->removed));
+    EXPECT_EQ(FieldSetV1(got->added), FieldSetV1(want->added));
+    EXPECT_EQ(FieldSetV1(got->modified), FieldSetV1(want->modified));
+    EXPECT_EQ(FieldSetV1(got->removed), FieldSetV1(want->removed));
   }
 }
 
@@ -160,7 +160,7 @@ const std::string kWeb = R"({"spec":{"replicas":1,"template":{"metadata":{"label
                          R"("command":["a"]},{"name":"log","image":"busybox"}]}}}})";
 
 INSTANTIATE_TEST_SUITE_P(
-    Deployment, CompareCases,
+    DeploymentType, CompareCases,
     testing::Values(
         // A create compares against upstream's empty Go object, where spec, template and strategy
         // already exist and containers is null: only pointers, maps and items are added as nodes.
@@ -215,7 +215,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Compare, LiveItemWithoutKeyIsAnError) {
   util::StatusOr<Comparison> cmp =
       Compare(json::parse(R"({"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}})"),
-              json::parse("{}"), Deployment());
+              json::parse("{}"), DeploymentType());
   ASSERT_FALSE(cmp.ok());
   EXPECT_EQ(cmp.status().message(),
             ".spec.template.spec.containers: element 0: associative list with keys has an element "
@@ -229,25 +229,25 @@ TEST(Compare, SkippedSubtreeIsNotWalked) {
   const json::value after = json::parse(R"({"status":{"replicas":1}})");
   const FieldSet skip = FieldSet::FromPaths({{PathElement::Field("spec")}});
   util::StatusOr<Comparison> cmp =
-      Compare(before.as_object(), after.as_object(), Deployment(), skip);
+      Compare(before.as_object(), after.as_object(), DeploymentType(), skip);
   ASSERT_TRUE(cmp.ok()) << cmp.status().ToString();
-  EXPECT_EQ(V1(cmp->added), R"({"f:status":{"f:replicas":{}}})");
-  EXPECT_EQ(V1(cmp->removed), "{}");
-  EXPECT_FALSE(Compare(before.as_object(), after.as_object(), Deployment(), FieldSet()).ok());
+  EXPECT_EQ(FieldSetV1(cmp->added), R"({"f:status":{"f:replicas":{}}})");
+  EXPECT_EQ(FieldSetV1(cmp->removed), "{}");
+  EXPECT_FALSE(Compare(before.as_object(), after.as_object(), DeploymentType(), FieldSet()).ok());
 }
 
 // ---- Merge --------------------------------------------------------------------------------------
 
-struct MergeCase {
+struct StructuredMergeCase {
   std::string name;
   std::string live, config, merged;  // Pods
-  friend void PrintTo(const MergeCase& c, std::ostream* os) { *os << c.name; }
+  friend void PrintTo(const StructuredMergeCase& c, std::ostream* os) { *os << c.name; }
 };
 
-class MergeCases : public testing::TestWithParam<MergeCase> {};
+class MergeCases : public testing::TestWithParam<StructuredMergeCase> {};
 
 TEST_P(MergeCases, MergesPerSchema) {
-  const MergeCase& c = GetParam();
+  const StructuredMergeCase& c = GetParam();
   util::StatusOr<json::value> merged = Merge(json::parse(c.live), json::parse(c.config), Pod());
   ASSERT_TRUE(merged.ok()) << merged.status().ToString();
   // Order matters for lists, so compare serializations of the whole value.
@@ -257,14 +257,15 @@ TEST_P(MergeCases, MergesPerSchema) {
 INSTANTIATE_TEST_SUITE_P(
     Pod, MergeCases,
     testing::Values(
-        MergeCase{"ContainersMergeByName",
-                  R"({"spec":{"containers":[{"name":"nginx","image":"nginx:1","resources":{}},)"
-                  R"({"name":"log","image":"busybox"}]}})",
-                  R"({"spec":{"containers":[{"name":"nginx","image":"nginx:2"}]}})",
-                  R"({"spec":{"containers":[{"name":"nginx","image":"nginx:2","resources":{}},)"
-                  R"({"name":"log","image":"busybox"}]}})"},
+        StructuredMergeCase{
+            "ContainersMergeByName",
+            R"({"spec":{"containers":[{"name":"nginx","image":"nginx:1","resources":{}},)"
+            R"({"name":"log","image":"busybox"}]}})",
+            R"({"spec":{"containers":[{"name":"nginx","image":"nginx:2"}]}})",
+            R"({"spec":{"containers":[{"name":"nginx","image":"nginx:2","resources":{}},)"
+            R"({"name":"log","image":"busybox"}]}})"},
         // Ports are keyed by containerPort and protocol (default TCP): {80} is {80,TCP}.
-        MergeCase{
+        StructuredMergeCase{
             "PortsMergeByPortAndProtocol",
             R"({"spec":{"containers":[{"name":"c","ports":[{"containerPort":80,"protocol":"TCP"},)"
             R"({"containerPort":53,"protocol":"UDP"}]}]}})",
@@ -273,34 +274,36 @@ INSTANTIATE_TEST_SUITE_P(
             R"({"spec":{"containers":[{"name":"c","ports":[{"containerPort":80,"protocol":"TCP",)"
             R"("name":"http"},{"containerPort":53,"protocol":"UDP"},{"containerPort":53,)"
             R"("protocol":"TCP"}]}]}})"},
-        MergeCase{"FinalizersUnion", R"({"metadata":{"finalizers":["a","b"]}})",
-                  R"({"metadata":{"finalizers":["c","a"]}})",
-                  R"({"metadata":{"finalizers":["c","a","b"]}})"},
-        MergeCase{"CommandReplacedWhole",
-                  R"({"spec":{"containers":[{"name":"c","command":["sh","-c"],"args":["x"]}]}})",
-                  R"({"spec":{"containers":[{"name":"c","command":["bash"]}]}})",
-                  R"({"spec":{"containers":[{"name":"c","command":["bash"],"args":["x"]}]}})"},
-        MergeCase{
+        StructuredMergeCase{"FinalizersUnion", R"({"metadata":{"finalizers":["a","b"]}})",
+                            R"({"metadata":{"finalizers":["c","a"]}})",
+                            R"({"metadata":{"finalizers":["c","a","b"]}})"},
+        StructuredMergeCase{
+            "CommandReplacedWhole",
+            R"({"spec":{"containers":[{"name":"c","command":["sh","-c"],"args":["x"]}]}})",
+            R"({"spec":{"containers":[{"name":"c","command":["bash"]}]}})",
+            R"({"spec":{"containers":[{"name":"c","command":["bash"],"args":["x"]}]}})"},
+        StructuredMergeCase{
             "LabelsGranularNodeSelectorAtomic",
             R"({"metadata":{"labels":{"app":"a","tier":"t"}},"spec":{"nodeSelector":{"a":"1","b":"2"}}})",
             R"({"metadata":{"labels":{"app":"b"}},"spec":{"nodeSelector":{"a":"1"}}})",
             R"({"metadata":{"labels":{"app":"b","tier":"t"}},"spec":{"nodeSelector":{"a":"1"}}})"},
-        MergeCase{"NullClears", R"({"spec":{"nodeName":"n1","hostname":"h"}})",
-                  R"({"spec":{"nodeName":null}})", R"({"spec":{"hostname":"h"}})"},
+        StructuredMergeCase{"NullClears", R"({"spec":{"nodeName":"n1","hostname":"h"}})",
+                            R"({"spec":{"nodeName":null}})", R"({"spec":{"hostname":"h"}})"},
         // Upstream's order: shared items follow the config's order, live-only items keep their
         // place among them: live [a,b,c] + config [c,a] -> [b,c,a].
-        MergeCase{"OrderFollowsConfigForSharedItems",
-                  R"({"spec":{"containers":[{"name":"a"},{"name":"b"},{"name":"c"}]}})",
-                  R"({"spec":{"containers":[{"name":"c"},{"name":"a"}]}})",
-                  R"({"spec":{"containers":[{"name":"b"},{"name":"c"},{"name":"a"}]}})"},
-        MergeCase{"ConfigOnlyItemsWhereConfigPutsThem",
-                  R"({"spec":{"containers":[{"name":"a"},{"name":"b"}]}})",
-                  R"({"spec":{"containers":[{"name":"x"},{"name":"b"}]}})",
-                  R"({"spec":{"containers":[{"name":"a"},{"name":"x"},{"name":"b"}]}})"},
-        MergeCase{"CreateFromNothing", "{}",
-                  R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"i"}]}})",
-                  R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"i"}]}})"}),
-    [](const testing::TestParamInfo<MergeCase>& info) { return info.param.name; });
+        StructuredMergeCase{"OrderFollowsConfigForSharedItems",
+                            R"({"spec":{"containers":[{"name":"a"},{"name":"b"},{"name":"c"}]}})",
+                            R"({"spec":{"containers":[{"name":"c"},{"name":"a"}]}})",
+                            R"({"spec":{"containers":[{"name":"b"},{"name":"c"},{"name":"a"}]}})"},
+        StructuredMergeCase{"ConfigOnlyItemsWhereConfigPutsThem",
+                            R"({"spec":{"containers":[{"name":"a"},{"name":"b"}]}})",
+                            R"({"spec":{"containers":[{"name":"x"},{"name":"b"}]}})",
+                            R"({"spec":{"containers":[{"name":"a"},{"name":"x"},{"name":"b"}]}})"},
+        StructuredMergeCase{
+            "CreateFromNothing", "{}",
+            R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"i"}]}})",
+            R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"a","image":"i"}]}})"}),
+    [](const testing::TestParamInfo<StructuredMergeCase>& info) { return info.param.name; });
 
 TEST(Merge, DuplicateConfigItemsAreRejected) {
   util::StatusOr<json::value> merged =
@@ -313,11 +316,11 @@ TEST(Merge, DuplicateConfigItemsAreRejected) {
 // ---- ValidateApplied ----------------------------------------------------------------------------
 
 TEST(ValidateApplied, ReportsUpstreamMessages) {
-  EXPECT_TRUE(ValidateApplied(json::parse(std::string(kCreatedDeployment)), Deployment()).ok());
+  EXPECT_TRUE(ValidateApplied(json::parse(std::string(kCreatedDeployment)), DeploymentType()).ok());
   util::Status dup = ValidateApplied(
       json::parse(
           R"({"spec":{"template":{"spec":{"containers":[{"name":"nginx"},{"name":"nginx"}]}}}})"),
-      Deployment());
+      DeploymentType());
   EXPECT_EQ(dup.message(),
             R"(.spec.template.spec.containers: duplicate entries for key [name="nginx"])");
   util::Status two = ValidateApplied(

@@ -5,8 +5,9 @@
 namespace converge::apiserver {
 namespace {
 
-AuthzAttributes Resource(std::string verb, std::string group, std::string resource,
-                         std::string subresource = "", std::string ns = "", std::string name = "") {
+AuthzAttributes ResourceRequest(std::string verb, std::string group, std::string resource,
+                                std::string subresource = "", std::string ns = "",
+                                std::string name = "") {
   AuthzAttributes a;
   a.user = {"alice", "", {"system:authenticated"}, true};
   a.verb = std::move(verb);
@@ -37,48 +38,49 @@ TEST(RuleAllowsTest, Table) {
   const PolicyRule pods_read{
       .verbs = {"get", "list", "watch"}, .api_groups = {""}, .resources = {"pods"}};
   const Case cases[] = {
-      {"exact", pods_read, Resource("list", "", "pods", "", "default"), true},
-      {"other verb", pods_read, Resource("delete", "", "pods", "", "default", "p"), false},
-      {"other group", pods_read, Resource("list", "apps", "pods"), false},
-      {"subresource not implied", pods_read, Resource("get", "", "pods", "log", "d", "p"), false},
+      {"exact", pods_read, ResourceRequest("list", "", "pods", "", "default"), true},
+      {"other verb", pods_read, ResourceRequest("delete", "", "pods", "", "default", "p"), false},
+      {"other group", pods_read, ResourceRequest("list", "apps", "pods"), false},
+      {"subresource not implied", pods_read, ResourceRequest("get", "", "pods", "log", "d", "p"),
+       false},
       {"verb wildcard",
        {.verbs = {"*"}, .api_groups = {""}, .resources = {"pods"}},
-       Resource("deletecollection", "", "pods"),
+       ResourceRequest("deletecollection", "", "pods"),
        true},
       {"group wildcard",
        {.verbs = {"get"}, .api_groups = {"*"}, .resources = {"deployments"}},
-       Resource("get", "apps", "deployments", "", "d", "x"),
+       ResourceRequest("get", "apps", "deployments", "", "d", "x"),
        true},
       {"resource wildcard covers subresources",
        {.verbs = {"get"}, .api_groups = {""}, .resources = {"*"}},
-       Resource("get", "", "pods", "log", "d", "p"),
+       ResourceRequest("get", "", "pods", "log", "d", "p"),
        true},
       {"star-slash subresource",
        {.verbs = {"update"}, .api_groups = {"*"}, .resources = {"*/scale"}},
-       Resource("update", "apps", "deployments", "scale", "d", "x"),
+       ResourceRequest("update", "apps", "deployments", "scale", "d", "x"),
        true},
       {"star-slash needs a subresource",
        {.verbs = {"update"}, .api_groups = {"*"}, .resources = {"*/scale"}},
-       Resource("update", "apps", "deployments", "", "d", "x"),
+       ResourceRequest("update", "apps", "deployments", "", "d", "x"),
        false},
       {"combined subresource",
        {.verbs = {"get"}, .api_groups = {""}, .resources = {"pods/log"}},
-       Resource("get", "", "pods", "log", "d", "p"),
+       ResourceRequest("get", "", "pods", "log", "d", "p"),
        true},
       {"resourceNames match",
        {.verbs = {"get"}, .api_groups = {""}, .resources = {"configmaps"}, .resource_names = {"a"}},
-       Resource("get", "", "configmaps", "", "d", "a"),
+       ResourceRequest("get", "", "configmaps", "", "d", "a"),
        true},
       {"resourceNames other name",
        {.verbs = {"get"}, .api_groups = {""}, .resources = {"configmaps"}, .resource_names = {"a"}},
-       Resource("get", "", "configmaps", "", "d", "b"),
+       ResourceRequest("get", "", "configmaps", "", "d", "b"),
        false},
       {"resourceNames do not allow list",
        {.verbs = {"list"},
         .api_groups = {""},
         .resources = {"configmaps"},
         .resource_names = {"a"}},
-       Resource("list", "", "configmaps", "", "d"),
+       ResourceRequest("list", "", "configmaps", "", "d"),
        false},
       {"url exact",
        {.verbs = {"get"}, .non_resource_urls = {"/healthz"}},
@@ -94,7 +96,7 @@ TEST(RuleAllowsTest, Table) {
        false},
       {"url rule never matches resources",
        {.verbs = {"*"}, .non_resource_urls = {"*"}},
-       Resource("get", "", "pods", "", "d", "p"),
+       ResourceRequest("get", "", "pods", "", "d", "p"),
        false},
       {"resource rule never matches urls",
        {.verbs = {"*"}, .api_groups = {"*"}, .resources = {"*"}},
@@ -107,7 +109,7 @@ TEST(RuleAllowsTest, Table) {
 }
 
 TEST(ForbiddenForTest, UpstreamMessages) {
-  ApiError e = ForbiddenFor(Resource("list", "", "pods", "", "default"), "");
+  ApiError e = ForbiddenFor(ResourceRequest("list", "", "pods", "", "default"), "");
   EXPECT_EQ(e.code, 403);
   EXPECT_EQ(e.reason, "Forbidden");
   EXPECT_EQ(e.message,
@@ -115,14 +117,14 @@ TEST(ForbiddenForTest, UpstreamMessages) {
             "the namespace \"default\"");
   EXPECT_EQ(e.kind, "pods");
 
-  e = ForbiddenFor(Resource("update", "apps", "deployments", "scale", "prod", "web"), "");
+  e = ForbiddenFor(ResourceRequest("update", "apps", "deployments", "scale", "prod", "web"), "");
   EXPECT_EQ(e.message,
             "deployments.apps \"web\" is forbidden: User \"alice\" cannot update resource "
             "\"deployments/scale\" in API group \"apps\" in the namespace \"prod\"");
   EXPECT_EQ(e.name, "web");
   EXPECT_EQ(e.group, "apps");
 
-  e = ForbiddenFor(Resource("get", "", "nodes", "", "", "n1"), "no relationship");
+  e = ForbiddenFor(ResourceRequest("get", "", "nodes", "", "", "n1"), "no relationship");
   EXPECT_EQ(e.message,
             "nodes \"n1\" is forbidden: User \"alice\" cannot get resource \"nodes\" in API group "
             "\"\" at the cluster scope: no relationship");
@@ -144,17 +146,17 @@ TEST(AuthorizerChainTest, FirstDecisionWinsAndReasonsJoin) {
   AuthorizerChain chain;
   chain.Add(std::make_shared<FixedAuthorizer>(AuthzResult{AuthzDecision::kNoOpinion, "a"}));
   chain.Add(std::make_shared<FixedAuthorizer>(AuthzResult{AuthzDecision::kNoOpinion, "b"}));
-  AuthzResult r = chain.Authorize(Resource("get", "", "pods"));
+  AuthzResult r = chain.Authorize(ResourceRequest("get", "", "pods"));
   EXPECT_EQ(r.decision, AuthzDecision::kNoOpinion);
   EXPECT_EQ(r.reason, "a\nb");
   chain.Add(std::make_shared<FixedAuthorizer>(AuthzResult{AuthzDecision::kDeny, "no"}));
   chain.Add(std::make_shared<FixedAuthorizer>(AuthzResult{AuthzDecision::kAllow, ""}));
-  EXPECT_EQ(chain.Authorize(Resource("get", "", "pods")).decision, AuthzDecision::kDeny);
+  EXPECT_EQ(chain.Authorize(ResourceRequest("get", "", "pods")).decision, AuthzDecision::kDeny);
 }
 
 TEST(PrivilegedGroupAuthorizerTest, MastersOnly) {
   PrivilegedGroupAuthorizer a;
-  AuthzAttributes attrs = Resource("delete", "", "nodes", "", "", "n1");
+  AuthzAttributes attrs = ResourceRequest("delete", "", "nodes", "", "", "n1");
   EXPECT_FALSE(a.Authorize(attrs).allowed());
   attrs.user.groups.push_back("system:masters");
   EXPECT_TRUE(a.Authorize(attrs).allowed());
@@ -167,7 +169,7 @@ TEST(AlwaysAllowPathsAuthorizerTest, HealthVersionDiscoveryOnly) {
   EXPECT_TRUE(a.Authorize(Path("get", "/apis/apps/v1")).allowed());
   EXPECT_FALSE(a.Authorize(Path("get", "/metrics")).allowed());
   EXPECT_FALSE(a.Authorize(Path("post", "/healthz")).allowed());
-  EXPECT_FALSE(a.Authorize(Resource("list", "", "pods")).allowed());
+  EXPECT_FALSE(a.Authorize(ResourceRequest("list", "", "pods")).allowed());
 }
 
 }  // namespace

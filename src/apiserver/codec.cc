@@ -19,7 +19,7 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimSpace(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -43,7 +43,7 @@ ApiOr<json::value> ParseJson(std::string_view body) {
 }  // namespace
 
 std::string MediaType(std::string_view content_type) {
-  return Lower(Trim(content_type.substr(0, content_type.find(';'))));
+  return Lower(TrimSpace(content_type.substr(0, content_type.find(';'))));
 }
 
 ApiOr<json::value> DecodeJsonOrYaml(std::string_view body, bool yaml,
@@ -162,12 +162,12 @@ ApiOr<OutputFormat> NegotiateOutput(const Request& req) {
     size_t p = entry.find(';');
     while (p != std::string_view::npos) {
       size_t next = entry.find(';', p + 1);
-      std::string_view param =
-          Trim(entry.substr(p + 1, next == std::string_view::npos ? entry.npos : next - p - 1));
+      std::string_view param = TrimSpace(
+          entry.substr(p + 1, next == std::string_view::npos ? entry.npos : next - p - 1));
       auto eq = param.find('=');
       if (eq != std::string_view::npos) {
-        std::string key(Trim(param.substr(0, eq)));
-        std::string val(Trim(param.substr(eq + 1)));
+        std::string key(TrimSpace(param.substr(0, eq)));
+        std::string val(TrimSpace(param.substr(eq + 1)));
         if (key == "as") as = val;
         if (key == "g") g = val;
         if (key == "v") ver = val;

@@ -60,7 +60,7 @@ std::vector<const ResourceInfo*> VersionResources(const Table& table, const api:
   return out;
 }
 
-json::array Strings(const std::vector<std::string>& v) {
+json::array JsonStringArray(const std::vector<std::string>& v) {
   json::array a;
   for (const std::string& s : v) a.emplace_back(s);
   return a;
@@ -76,9 +76,9 @@ json::object DiscoveryResource(const ResourceInfo& r) {
   o["responseKind"] = Gvk(r.Gvk());
   o["scope"] = r.namespaced ? "Namespaced" : "Cluster";
   o["singularResource"] = r.singular;
-  o["verbs"] = Strings(r.verbs);
-  if (!r.short_names.empty()) o["shortNames"] = Strings(r.short_names);
-  if (!r.categories.empty()) o["categories"] = Strings(r.categories);
+  o["verbs"] = JsonStringArray(r.verbs);
+  if (!r.short_names.empty()) o["shortNames"] = JsonStringArray(r.short_names);
+  if (!r.categories.empty()) o["categories"] = JsonStringArray(r.categories);
   if (!r.subresources.empty()) {
     std::vector<const api::SubresourceInfo*> subs;
     for (const auto& s : r.subresources) subs.push_back(&s);
@@ -88,7 +88,7 @@ json::object DiscoveryResource(const ResourceInfo& r) {
     for (const auto* s : subs) {
       arr.push_back(json::object{{"subresource", s->name},
                                  {"responseKind", Gvk(s->response_kind)},
-                                 {"verbs", Strings(s->verbs)}});
+                                 {"verbs", JsonStringArray(s->verbs)}});
     }
     o["subresources"] = std::move(arr);
   }
@@ -231,9 +231,9 @@ std::optional<std::string> RenderApiResourceList(const Table& table, const api::
     o["singularName"] = r->singular;
     o["namespaced"] = r->namespaced;
     o["kind"] = r->kind;
-    o["verbs"] = Strings(r->verbs);
-    if (!r->short_names.empty()) o["shortNames"] = Strings(r->short_names);
-    if (!r->categories.empty()) o["categories"] = Strings(r->categories);
+    o["verbs"] = JsonStringArray(r->verbs);
+    if (!r->short_names.empty()) o["shortNames"] = JsonStringArray(r->short_names);
+    if (!r->categories.empty()) o["categories"] = JsonStringArray(r->categories);
     if (!r->storage_prefix.empty()) {
       o["storageVersionHash"] = StorageVersionHash(r->gvr.group, r->storage_version, r->kind);
     }
@@ -249,7 +249,7 @@ std::optional<std::string> RenderApiResourceList(const Table& table, const api::
         so["version"] = s.response_kind.version;
       }
       so["kind"] = s.response_kind.kind;
-      so["verbs"] = Strings(s.verbs);
+      so["verbs"] = JsonStringArray(s.verbs);
       entries.emplace_back(std::move(name), std::move(so));
     }
   }

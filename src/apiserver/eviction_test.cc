@@ -13,7 +13,7 @@ api::Object Obj(const std::string& json) {
   return o.ok() ? *o : api::Object();
 }
 
-api::Object Pod(const std::string& phase, bool ready, bool deleting = false) {
+api::Object PodWithPhase(const std::string& phase, bool ready, bool deleting = false) {
   std::string meta =
       R"({"name":"web-1","namespace":"d","labels":{"app":"web"},"resourceVersion":"7")";
   if (deleting) meta += R"(,"deletionTimestamp":"2026-01-01T00:00:00Z")";
@@ -38,12 +38,12 @@ TEST(EvictionTest, PodsWithNothingToDisruptSkipTheBudget) {
     bool enforce_rv;
   };
   const Case cases[] = {
-      {"running ready", Pod("Running", true), false, true},
-      {"running unready", Pod("Running", false), false, true},
-      {"pending", Pod("Pending", false), true, true},
-      {"succeeded", Pod("Succeeded", false), true, false},
-      {"failed", Pod("Failed", false), true, false},
-      {"being deleted", Pod("Running", true, /*deleting=*/true), true, false},
+      {"running ready", PodWithPhase("Running", true), false, true},
+      {"running unready", PodWithPhase("Running", false), false, true},
+      {"pending", PodWithPhase("Pending", false), true, true},
+      {"succeeded", PodWithPhase("Succeeded", false), true, false},
+      {"failed", PodWithPhase("Failed", false), true, false},
+      {"being deleted", PodWithPhase("Running", true, /*deleting=*/true), true, false},
   };
   for (const Case& c : cases) {
     EXPECT_EQ(CanIgnoreBudget(c.pod), c.ignore) << c.name;
@@ -62,7 +62,7 @@ TEST(EvictionTest, BudgetsForPodMatchTheSelectorInTheNamespace) {
       Obj(R"({"metadata":{"name":"elsewhere","namespace":"x"},"spec":{"selector":{}}})"),
   };
   std::vector<std::string> names;
-  for (const api::Object* b : BudgetsForPod(Pod("Running", true), budgets)) {
+  for (const api::Object* b : BudgetsForPod(PodWithPhase("Running", true), budgets)) {
     names.emplace_back(b->name());
   }
   EXPECT_EQ(names, (std::vector<std::string>{"match", "expr"}));
@@ -164,7 +164,7 @@ TEST(EvictionTest, CheckAndDecrementRefusesWhenTooManyUnconfirmed) {
 }
 
 TEST(EvictionTest, MarkDisruptionTargetKeepsTheTransitionTime) {
-  api::Object pod = Pod("Running", true);
+  api::Object pod = PodWithPhase("Running", true);
   MarkDisruptionTarget(pod, "2026-11-29T16:00:00Z");
   MarkDisruptionTarget(pod, "2026-11-29T16:05:00Z");
   const boost::json::array* conds = api::FindArray(pod.doc(), {"status", "conditions"});

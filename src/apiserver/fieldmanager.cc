@@ -126,9 +126,10 @@ void DropEmpty(ManagedFields& managed) {
 // merge.Updater.update: the other managers lose what the write changed or removed. `cmp` is the
 // comparison of the versions before and after the write, without the ignored fields. Returns the
 // fields of other managers the write changed (conflicts, for apply) and the comparison.
-util::StatusOr<api::Comparison> Reconcile(util::StatusOr<api::Comparison> compared,
-                                          ManagedFields& managed, const std::string& writer,
-                                          bool force, Conflicts* conflicts) {
+util::StatusOr<api::Comparison> ReconcileComparison(util::StatusOr<api::Comparison> compared,
+                                                    ManagedFields& managed,
+                                                    const std::string& writer, bool force,
+                                                    Conflicts* conflicts) {
   CONVERGE_ASSIGN_OR_RETURN(api::Comparison cmp, std::move(compared));
   const bool others = std::any_of(managed.fields.begin(), managed.fields.end(),
                                   [&](const auto& entry) { return entry.first != writer; });
@@ -225,8 +226,8 @@ util::Status RecordUpdate(const api::TypeSchema* schema, const json::object& liv
   FieldSet skip = ignored;
   skip.Insert({PathElement::Field("metadata"), PathElement::Field("managedFields")});
   Conflicts unused;
-  util::StatusOr<api::Comparison> cmp =
-      Reconcile(api::Compare(live, updated, schema, skip), managed, self, /*force=*/true, &unused);
+  util::StatusOr<api::Comparison> cmp = ReconcileComparison(
+      api::Compare(live, updated, schema, skip), managed, self, /*force=*/true, &unused);
   if (!cmp.ok()) return cmp.status();
   FieldSet mine;
   if (auto it = managed.fields.find(self); it != managed.fields.end()) {
@@ -324,7 +325,7 @@ util::StatusOr<ApplyOutcome> RecordApply(const api::TypeSchema* schema, const js
   util::StatusOr<api::Comparison> compared = api::Compare(current, result, schema);
   if (compared.ok()) compared->ExcludeFields(ignored);
   util::StatusOr<api::Comparison> cmp =
-      Reconcile(std::move(compared), managed, id, force, &out.conflicts);
+      ReconcileComparison(std::move(compared), managed, id, force, &out.conflicts);
   if (!cmp.ok()) return util::Internal("failed to compare objects: " + cmp.status().message());
   if (!out.conflicts.empty()) return out;
   StripMeta(managed, id);

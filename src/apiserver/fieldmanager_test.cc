@@ -31,7 +31,7 @@ ManagedFieldsContext Ctx(std::string manager, int time, std::string subresource 
   return ManagedFieldsContext{std::move(manager), std::move(subresource), "apps/v1", At(time), {}};
 }
 
-api::Object Obj(std::string_view text) {
+api::Object ObjectOf(std::string_view text) {
   return api::Object(json::parse(text).as_object());
 }
 
@@ -81,7 +81,7 @@ constexpr std::string_view kCreateFields =
     R"("f:terminationGracePeriodSeconds":{}}}}})";
 
 api::Object Created(std::string manager = "kubectl-create") {
-  api::Object obj = Obj(kCreated);
+  api::Object obj = ObjectOf(kCreated);
   UpdateManagedFields(Deployment(), nullptr, obj, Ctx(std::move(manager), 0));
   return obj;
 }
@@ -272,7 +272,7 @@ constexpr std::string_view kApplied = R"({"apiVersion":"apps/v1","kind":"Deploym
       "spec":{"containers":[{"name":"nginx","image":"nginx:1.27"}]}}}})";
 
 api::Object ClientSideApplied(std::string_view last_applied = kLastApplied) {
-  api::Object obj = Obj(kCreated);
+  api::Object obj = ObjectOf(kCreated);
   obj.SetAnnotation("kubectl.kubernetes.io/last-applied-configuration", last_applied);
   UpdateManagedFields(Deployment(), nullptr, obj, Ctx("kubectl-client-side-apply", 0));
   return obj;
@@ -280,8 +280,9 @@ api::Object ClientSideApplied(std::string_view last_applied = kLastApplied) {
 
 TEST(ServerSideApply, ConflictWithClientSideApplyIsUpstreams) {
   const api::Object live = ClientSideApplied();
-  ApiOr<api::Object> r = ServerSideApply(Deployment(), &live, Obj(kApplied), Ctx("kubectl", 10),
-                                         /*force=*/false);
+  ApiOr<api::Object> r =
+      ServerSideApply(Deployment(), &live, ObjectOf(kApplied), Ctx("kubectl", 10),
+                      /*force=*/false);
   ASSERT_FALSE(r.ok());
   const ApiError& e = r.error();
   EXPECT_EQ(e.code, 409);
@@ -299,8 +300,9 @@ TEST(ServerSideApply, ConflictWithClientSideApplyIsUpstreams) {
 
 TEST(ServerSideApply, ForceTakesOwnership) {
   const api::Object live = ClientSideApplied();
-  ApiOr<api::Object> r = ServerSideApply(Deployment(), &live, Obj(kApplied), Ctx("kubectl", 10),
-                                         /*force=*/true);
+  ApiOr<api::Object> r =
+      ServerSideApply(Deployment(), &live, ObjectOf(kApplied), Ctx("kubectl", 10),
+                      /*force=*/true);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(api::FindInt(r->doc(), {"spec", "replicas"}), 3);
   EXPECT_EQ(FieldsOf(*r, "kubectl", "Apply"),
@@ -331,18 +333,18 @@ TEST(ServerSideApply, KubectlUpgradesFromClientSideApplyWithoutConflicts) {
   last.replace(last.find(R"("spec":{)"), 8, R"("spec":{"replicas":1,)");
   const api::Object live = ClientSideApplied(last);
   ApiOr<api::Object> r =
-      ServerSideApply(Deployment(), &live, Obj(kApplied), Ctx("kubectl", 10), false);
+      ServerSideApply(Deployment(), &live, ObjectOf(kApplied), Ctx("kubectl", 10), false);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(api::FindInt(r->doc(), {"spec", "replicas"}), 3);
   ApiOr<api::Object> other =
-      ServerSideApply(Deployment(), &live, Obj(kApplied), Ctx("my-ctl", 10), false);
+      ServerSideApply(Deployment(), &live, ObjectOf(kApplied), Ctx("my-ctl", 10), false);
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.error().code, 409);
 }
 
 TEST(ServerSideApply, CreatesWhenAbsent) {
   ApiOr<api::Object> r =
-      ServerSideApply(Deployment(), nullptr, Obj(kApplied), Ctx("kubectl", 7), false);
+      ServerSideApply(Deployment(), nullptr, ObjectOf(kApplied), Ctx("kubectl", 7), false);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(ManagedFieldsJson(*r),
             R"([{"manager":"kubectl","operation":"Apply","apiVersion":"apps/v1",)"
@@ -350,7 +352,7 @@ TEST(ServerSideApply, CreatesWhenAbsent) {
             R"({"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:replicas":{},"f:selector":{},)"
             R"("f:template":{"f:metadata":{"f:labels":{"f:app":{}}},"f:spec":{"f:containers":)"
             R"({"k:{\"name\":\"nginx\"}":{".":{},"f:image":{},"f:name":{}}}}}}}}])");
-  api::Object expected = Obj(kApplied);
+  api::Object expected = ObjectOf(kApplied);
   json::object& meta = api::EnsureObject(expected.mutable_doc(), "metadata");
   meta["managedFields"] = *api::Find(r->doc(), {"metadata", "managedFields"});
   EXPECT_EQ(json::serialize(r->doc()), json::serialize(expected.doc()));
@@ -358,10 +360,10 @@ TEST(ServerSideApply, CreatesWhenAbsent) {
 
 TEST(ServerSideApply, ApplyingTwiceChangesNothing) {
   ApiOr<api::Object> first =
-      ServerSideApply(Deployment(), nullptr, Obj(kApplied), Ctx("mgr", 1), false);
+      ServerSideApply(Deployment(), nullptr, ObjectOf(kApplied), Ctx("mgr", 1), false);
   ASSERT_TRUE(first.ok());
   ApiOr<api::Object> second =
-      ServerSideApply(Deployment(), &*first, Obj(kApplied), Ctx("mgr", 50), false);
+      ServerSideApply(Deployment(), &*first, ObjectOf(kApplied), Ctx("mgr", 50), false);
   ASSERT_TRUE(second.ok()) << second.error().message;
   // Same object, same managedFields: a no-op apply does not touch the entry's time.
   EXPECT_EQ(json::serialize(second->doc()), json::serialize(first->doc()));
@@ -457,7 +459,7 @@ TEST(ServerSideApply, SeveralConflictsAreGroupedByManager) {
 }
 
 TEST(ServerSideApply, FirstApplyToUntrackedObjectAttributesExistingFields) {
-  api::Object live = Obj(kCreated);  // stored before managedFields existed
+  api::Object live = ObjectOf(kCreated);  // stored before managedFields existed
   ApiOr<api::Object> r = ApplyAs(&live, "mgr", R"({"spec":{"replicas":2}})", 1);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, R"(Apply failed with 1 conflict: conflict with )"
@@ -469,8 +471,8 @@ TEST(ServerSideApply, StatusResetFieldsAreNotOwned) {
   ctx.reset_fields = DefaultResetFields(true, "");
   ApiOr<api::Object> r = ServerSideApply(
       Deployment(), nullptr,
-      Obj(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},)"
-          R"("spec":{"paused":true},"status":{"replicas":3}})"),
+      ObjectOf(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},)"
+               R"("spec":{"paused":true},"status":{"replicas":3}})"),
       ctx, false);
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(FieldsOf(*r, "mgr", "Apply"), R"({"f:spec":{"f:paused":{}}})");
@@ -488,7 +490,8 @@ class BadApply : public testing::TestWithParam<BadApplyCase> {};
 
 TEST_P(BadApply, IsRefusedAsUpstreamDoes) {
   const BadApplyCase& c = GetParam();
-  ApiOr<api::Object> r = ServerSideApply(Deployment(), nullptr, Obj(c.body), Ctx("m", 0), false);
+  ApiOr<api::Object> r =
+      ServerSideApply(Deployment(), nullptr, ObjectOf(c.body), Ctx("m", 0), false);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, c.code);
   EXPECT_EQ(r.error().message, c.message);
@@ -574,9 +577,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<OptionsCase>& info) { return info.param.name; });
 
 TEST(CheckObjectName, MatchesTheUrl) {
-  api::Object o = Obj(R"({"metadata":{"name":"web","namespace":"default"}})");
+  api::Object o = ObjectOf(R"({"metadata":{"name":"web","namespace":"default"}})");
   EXPECT_FALSE(CheckObjectName(o, "web", "default").has_value());
-  EXPECT_FALSE(CheckObjectName(Obj(R"({"metadata":{"name":"web"}})"), "web", "default"));
+  EXPECT_FALSE(CheckObjectName(ObjectOf(R"({"metadata":{"name":"web"}})"), "web", "default"));
   std::optional<ApiError> name = CheckObjectName(o, "other", "default");
   ASSERT_TRUE(name.has_value());
   EXPECT_EQ(name->code, 400);

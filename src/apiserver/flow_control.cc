@@ -28,7 +28,7 @@ struct FlowControlMetrics {
   }
 };
 
-bool HasGroup(const UserInfo& user, std::string_view group) {
+bool IsInGroup(const UserInfo& user, std::string_view group) {
   return std::find(user.groups.begin(), user.groups.end(), group) != user.groups.end();
 }
 
@@ -65,11 +65,11 @@ RequestClass ClassifyRequest(const Request& req, const RequestInfo& ri, const Us
         (sub == "log" && (req.Query("follow") == "true" || req.Query("follow") == "1"));
     c.nonblocking = ri.verb == "create" && sub.empty();
   }
-  if (HasGroup(user, "system:masters") || (!ri.is_resource_request && IsHealthProbe(req.path))) {
+  if (IsInGroup(user, "system:masters") || (!ri.is_resource_request && IsHealthProbe(req.path))) {
     c.level = PriorityLevel::kExempt;
   } else if ((ri.group == "coordination.k8s.io" && ri.resource == "leases") ||
              (ri.group.empty() && ri.resource == "nodes" && ri.subresource == "status") ||
-             HasGroup(user, "system:nodes")) {
+             IsInGroup(user, "system:nodes")) {
     c.level = PriorityLevel::kSystem;
   }
   return c;

@@ -27,7 +27,7 @@ namespace json = boost::json;
 namespace {
 
 // GroupVersionKind.String(): "apps/v1, Kind=Deployment", "/v1, Kind=Pod".
-std::string GvkString(const api::Object& obj) {
+std::string ObjectGvkString(const api::Object& obj) {
   std::string gv(obj.api_version());
   if (gv.find('/') == std::string::npos) gv = "/" + gv;
   return gv + ", Kind=" + std::string(obj.kind());
@@ -35,7 +35,8 @@ std::string GvkString(const api::Object& obj) {
 
 // "ns/name; apps/v1, Kind=Deployment", as upstream's objectGVKNN names the patch object.
 std::string DescribePatchObject(const api::Object& obj) {
-  return std::string(obj.namespace_()) + "/" + std::string(obj.name()) + "; " + GvkString(obj);
+  return std::string(obj.namespace_()) + "/" + std::string(obj.name()) + "; " +
+         ObjectGvkString(obj);
 }
 
 // Errors that upstream returns as plain Go errors: 500 with reason "" (Unknown).
@@ -115,7 +116,7 @@ Response APIServer::HandleApply(RequestContext& ctx) {
   }
   if (applied.kind() != gvk.kind) {
     return ErrorResponse(
-        TypedPatchError(applied, "no corresponding type for " + GvkString(applied)));
+        TypedPatchError(applied, "no corresponding type for " + ObjectGvkString(applied)));
   }
   if (schema != nullptr) {
     // Types (custom resources' too: their schema is converted to one) are strict whatever

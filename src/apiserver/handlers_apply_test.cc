@@ -22,8 +22,8 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr char kConfigMaps[] = "/api/v1/namespaces/default/configmaps";
-constexpr char kDeployments[] = "/apis/apps/v1/namespaces/default/deployments";
+constexpr char kConfigMapsPath[] = "/api/v1/namespaces/default/configmaps";
+constexpr char kDeploymentsPath[] = "/apis/apps/v1/namespaces/default/deployments";
 constexpr char kUserAgent[] = "kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07";
 
 class ApplyHandlerTest : public ::testing::Test {
@@ -108,7 +108,7 @@ class ApplyHandlerTest : public ::testing::Test {
 };
 
 TEST_F(ApplyHandlerTest, CreateRecordsUserAgentManagerWithTime) {
-  Reply r = Do("POST", kConfigMaps,
+  Reply r = Do("POST", kConfigMapsPath,
                R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
                    "data":{"a":"1"}})");
   ASSERT_EQ(r.code, 201) << r.body;
@@ -121,13 +121,13 @@ TEST_F(ApplyHandlerTest, CreateRecordsUserAgentManagerWithTime) {
 }
 
 TEST_F(ApplyHandlerTest, UpdateByAnotherManagerTakesTheChangedField) {
-  ASSERT_EQ(Do("POST", std::string(kConfigMaps) + "?fieldManager=creator",
+  ASSERT_EQ(Do("POST", std::string(kConfigMapsPath) + "?fieldManager=creator",
                R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
                    "data":{"a":"1","b":"2"}})")
                 .code,
             201);
   clock_.Step(std::chrono::seconds(5));
-  Reply r = Do("PATCH", std::string(kConfigMaps) + "/cm?fieldManager=editor",
+  Reply r = Do("PATCH", std::string(kConfigMapsPath) + "/cm?fieldManager=editor",
                R"({"data":{"a":"changed"}})", "application/merge-patch+json");
   ASSERT_EQ(r.code, 200) << r.body;
   EXPECT_EQ(Fields(Entry(r.body, "creator")), R"({"f:data":{".":{},"f:b":{}}})");
@@ -140,22 +140,22 @@ TEST_F(ApplyHandlerTest, UpdateByAnotherManagerTakesTheChangedField) {
 TEST_F(ApplyHandlerTest, ApplyCreatesThenNoOpKeepsResourceVersion) {
   const std::string cm = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
                              "data":{"a":"1"}})";
-  Reply created = Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci", cm);
+  Reply created = Apply(std::string(kConfigMapsPath) + "/cm?fieldManager=ci", cm);
   ASSERT_EQ(created.code, 201) << created.body;
   EXPECT_EQ(Fields(Entry(created.body, "ci", "Apply")), R"({"f:data":{"f:a":{}}})");
-  Reply again = Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci", cm);
+  Reply again = Apply(std::string(kConfigMapsPath) + "/cm?fieldManager=ci", cm);
   ASSERT_EQ(again.code, 200) << again.body;
   EXPECT_EQ(again.body.at("metadata").at("resourceVersion"),
             created.body.at("metadata").at("resourceVersion"));
 }
 
 TEST_F(ApplyHandlerTest, FieldsDroppedFromTheConfigAreRemoved) {
-  ASSERT_EQ(Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci",
+  ASSERT_EQ(Apply(std::string(kConfigMapsPath) + "/cm?fieldManager=ci",
                   R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
                       "data":{"a":"1","b":"2"}})")
                 .code,
             201);
-  Reply r = Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci",
+  Reply r = Apply(std::string(kConfigMapsPath) + "/cm?fieldManager=ci",
                   R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
                       "data":{"a":"1"}})");
   ASSERT_EQ(r.code, 200) << r.body;
@@ -163,7 +163,7 @@ TEST_F(ApplyHandlerTest, FieldsDroppedFromTheConfigAreRemoved) {
 }
 
 TEST_F(ApplyHandlerTest, ConflictThenForce) {
-  const std::string url = std::string(kConfigMaps) + "/cm";
+  const std::string url = std::string(kConfigMapsPath) + "/cm";
   ASSERT_EQ(Apply(url + "?fieldManager=first",
                   R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},
                       "data":{"a":"1"}})")
@@ -189,14 +189,14 @@ TEST_F(ApplyHandlerTest, ConflictThenForce) {
 }
 
 TEST_F(ApplyHandlerTest, UpdateOwnerConflictNamesItsVersion) {
-  ASSERT_EQ(Do("POST", std::string(kDeployments) + "?fieldManager=kubectl-create",
+  ASSERT_EQ(Do("POST", std::string(kDeploymentsPath) + "?fieldManager=kubectl-create",
                R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
                    "spec":{"selector":{"matchLabels":{"app":"web"}},
                    "template":{"metadata":{"labels":{"app":"web"}},
                    "spec":{"containers":[{"name":"nginx","image":"nginx"}]}}}})")
                 .code,
             201);
-  Reply r = Apply(std::string(kDeployments) + "/web?fieldManager=ci",
+  Reply r = Apply(std::string(kDeploymentsPath) + "/web?fieldManager=ci",
                   R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
                       "spec":{"replicas":3}})");
   ASSERT_EQ(r.code, 409) << r.body;
@@ -206,17 +206,17 @@ TEST_F(ApplyHandlerTest, UpdateOwnerConflictNamesItsVersion) {
 }
 
 TEST_F(ApplyHandlerTest, ScaleIsRecordedUnderItsSubresource) {
-  ASSERT_EQ(Apply(std::string(kDeployments) + "/web?fieldManager=ci",
+  ASSERT_EQ(Apply(std::string(kDeploymentsPath) + "/web?fieldManager=ci",
                   R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
                       "spec":{"replicas":1,"selector":{"matchLabels":{"app":"web"}},
                       "template":{"metadata":{"labels":{"app":"web"}},
                       "spec":{"containers":[{"name":"nginx","image":"nginx"}]}}}})")
                 .code,
             201);
-  Reply scaled = Do("PATCH", std::string(kDeployments) + "/web/scale", R"({"spec":{"replicas":4}})",
-                    "application/merge-patch+json");
+  Reply scaled = Do("PATCH", std::string(kDeploymentsPath) + "/web/scale",
+                    R"({"spec":{"replicas":4}})", "application/merge-patch+json");
   ASSERT_EQ(scaled.code, 200) << scaled.body;
-  Reply r = Apply(std::string(kDeployments) + "/web?fieldManager=ci",
+  Reply r = Apply(std::string(kDeploymentsPath) + "/web?fieldManager=ci",
                   R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
                       "spec":{"replicas":1}})");
   ASSERT_EQ(r.code, 409) << r.body;
@@ -340,7 +340,7 @@ INSTANTIATE_TEST_SUITE_P(Workloads, ScaleApplyTest,
 
 TEST_F(ApplyHandlerTest, ScaleStatusOnlyPatchChangesNothing) {
   // Upstream's TestScaleUpdateOnlyStatus.
-  const std::string obj = std::string(kDeployments) + "/test";
+  const std::string obj = std::string(kDeploymentsPath) + "/test";
   ASSERT_EQ(Apply(obj + "?fieldManager=apply_test",
                   R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"test"},
                       "spec":{"replicas":1,"selector":{"matchLabels":{"app":"nginx"}},
@@ -357,7 +357,7 @@ TEST_F(ApplyHandlerTest, ScaleStatusOnlyPatchChangesNothing) {
 }
 
 TEST_F(ApplyHandlerTest, ScaleApplyErrors) {
-  const std::string obj = std::string(kDeployments) + "/test";
+  const std::string obj = std::string(kDeploymentsPath) + "/test";
   // No workload: 404, nothing created.
   Reply r = Apply(obj + "/scale?fieldManager=m", ScaleBody(2));
   EXPECT_EQ(r.code, 404) << r.body;
@@ -424,14 +424,14 @@ TEST_F(ApplyHandlerTest, ScaleApplyErrors) {
 
 TEST_F(ApplyHandlerTest, DryRunCreatesNothing) {
   Reply r =
-      Apply(std::string(kConfigMaps) + "/cm?fieldManager=ci&dryRun=All",
+      Apply(std::string(kConfigMapsPath) + "/cm?fieldManager=ci&dryRun=All",
             R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"data":{"a":"1"}})");
   ASSERT_EQ(r.code, 201) << r.body;
   EXPECT_NE(Entry(r.body, "ci", "Apply"), nullptr);
-  EXPECT_EQ(Do("GET", std::string(kConfigMaps) + "/cm").code, 404);
+  EXPECT_EQ(Do("GET", std::string(kConfigMapsPath) + "/cm").code, 404);
 }
 
-struct BadApply {
+struct BadApplyRequest {
   const char* name;
   const char* query;
   const char* body;
@@ -439,36 +439,39 @@ struct BadApply {
   const char* message;
 };
 
-class ApplyErrorTest : public ApplyHandlerTest, public ::testing::WithParamInterface<BadApply> {};
+class ApplyErrorTest : public ApplyHandlerTest,
+                       public ::testing::WithParamInterface<BadApplyRequest> {};
 
 TEST_P(ApplyErrorTest, AnswersAsUpstreamAndStoresNothing) {
-  const BadApply& c = GetParam();
-  Reply r = Apply(std::string(kConfigMaps) + "/cm" + c.query, c.body);
+  const BadApplyRequest& c = GetParam();
+  Reply r = Apply(std::string(kConfigMapsPath) + "/cm" + c.query, c.body);
   EXPECT_EQ(r.code, c.code) << r.body;
   // The message starts with c.message (a YAML parser's detail follows "error decoding YAML: ").
   EXPECT_EQ(std::string(r.body.at("message").as_string()).rfind(c.message, 0), 0u) << r.body;
-  EXPECT_EQ(Do("GET", std::string(kConfigMaps) + "/cm").code, 404);
+  EXPECT_EQ(Do("GET", std::string(kConfigMapsPath) + "/cm").code, 404);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, ApplyErrorTest,
     ::testing::Values(
-        BadApply{
+        BadApplyRequest{
             "NoFieldManager", "", R"({"apiVersion":"v1","kind":"ConfigMap"})", 422,
             R"(PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch)"},
-        BadApply{"WrongVersion", "?fieldManager=ci",
-                 R"({"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"cm"}})", 400,
-                 "Incorrect version specified in apply patch. Specified patch version: v2, "
-                 "expected: v1"},
-        BadApply{"UnknownField", "?fieldManager=ci",
-                 R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"foo":1})", 500,
-                 "failed to create typed patch object (/cm; /v1, Kind=ConfigMap): .foo: field "
-                 "not declared in schema"},
-        BadApply{"NameMismatch", "?fieldManager=ci",
-                 R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}})", 400,
-                 "the name of the object (other) does not match the name on the URL (cm)"},
-        BadApply{"NotYaml", "?fieldManager=ci", "a: [", 400, "error decoding YAML: "}),
-    [](const ::testing::TestParamInfo<BadApply>& info) { return info.param.name; });
+        BadApplyRequest{"WrongVersion", "?fieldManager=ci",
+                        R"({"apiVersion":"v2","kind":"ConfigMap","metadata":{"name":"cm"}})", 400,
+                        "Incorrect version specified in apply patch. Specified patch version: v2, "
+                        "expected: v1"},
+        BadApplyRequest{
+            "UnknownField", "?fieldManager=ci",
+            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm"},"foo":1})", 500,
+            "failed to create typed patch object (/cm; /v1, Kind=ConfigMap): .foo: field "
+            "not declared in schema"},
+        BadApplyRequest{"NameMismatch", "?fieldManager=ci",
+                        R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"other"}})",
+                        400,
+                        "the name of the object (other) does not match the name on the URL (cm)"},
+        BadApplyRequest{"NotYaml", "?fieldManager=ci", "a: [", 400, "error decoding YAML: "}),
+    [](const ::testing::TestParamInfo<BadApplyRequest>& info) { return info.param.name; });
 
 }  // namespace
 }  // namespace converge::apiserver

@@ -18,7 +18,7 @@ namespace json = boost::json;
 
 namespace {
 
-json::array StringArray(const std::vector<std::string>& v) {
+json::array ToJsonArray(const std::vector<std::string>& v) {
   json::array a;
   for (const auto& s : v) a.emplace_back(s);
   return a;
@@ -34,7 +34,7 @@ std::vector<std::string> StringList(const json::object& o, std::string_view key)
   return out;
 }
 
-std::string Str(const json::object& o, std::initializer_list<std::string_view> path) {
+std::string StringAtPath(const json::object& o, std::initializer_list<std::string_view> path) {
   return std::string(api::FindString(o, path));
 }
 
@@ -43,18 +43,18 @@ std::optional<AuthzAttributes> SpecAttributes(const json::object& spec) {
   AuthzAttributes a;
   if (const auto* ra = api::FindObject(spec, {"resourceAttributes"})) {
     a.resource_request = true;
-    a.verb = Str(*ra, {"verb"});
-    a.group = Str(*ra, {"group"});
-    a.version = Str(*ra, {"version"});
-    a.resource = Str(*ra, {"resource"});
-    a.subresource = Str(*ra, {"subresource"});
-    a.ns = Str(*ra, {"namespace"});
-    a.name = Str(*ra, {"name"});
+    a.verb = StringAtPath(*ra, {"verb"});
+    a.group = StringAtPath(*ra, {"group"});
+    a.version = StringAtPath(*ra, {"version"});
+    a.resource = StringAtPath(*ra, {"resource"});
+    a.subresource = StringAtPath(*ra, {"subresource"});
+    a.ns = StringAtPath(*ra, {"namespace"});
+    a.name = StringAtPath(*ra, {"name"});
     return a;
   }
   if (const auto* nra = api::FindObject(spec, {"nonResourceAttributes"})) {
-    a.verb = Str(*nra, {"verb"});
-    a.path = Str(*nra, {"path"});
+    a.verb = StringAtPath(*nra, {"verb"});
+    a.path = StringAtPath(*nra, {"path"});
     return a;
   }
   return std::nullopt;
@@ -74,7 +74,7 @@ Response ReviewResponse(const api::Object& in, json::object status) {
   return JsonResponse(201, json::serialize(out));
 }
 
-bool HasGroup(const std::vector<std::string>& groups, std::string_view g) {
+bool InGroups(const std::vector<std::string>& groups, std::string_view g) {
   return std::find(groups.begin(), groups.end(), g) != groups.end();
 }
 
@@ -103,7 +103,7 @@ Response APIServer::HandleVirtual(Request& req, const RequestInfo& ri,
     json::object user;
     user["username"] = req.user.name;
     if (!req.user.uid.empty()) user["uid"] = req.user.uid;
-    user["groups"] = StringArray(req.user.groups);
+    user["groups"] = ToJsonArray(req.user.groups);
     json::object status;
     status["userInfo"] = std::move(user);
     return ReviewResponse(in, std::move(status));
@@ -121,8 +121,8 @@ Response APIServer::HandleVirtual(Request& req, const RequestInfo& ri,
     if (resource == "selfsubjectaccessreviews") {
       attrs->user = req.user;
     } else {
-      attrs->user.name = Str(spec, {"user"});
-      attrs->user.uid = Str(spec, {"uid"});
+      attrs->user.name = StringAtPath(spec, {"user"});
+      attrs->user.uid = StringAtPath(spec, {"uid"});
       attrs->user.groups = StringList(spec, "groups");
       attrs->user.authenticated = true;
       if (attrs->user.name.empty() && attrs->user.groups.empty()) {
@@ -153,7 +153,7 @@ Response APIServer::HandleVirtual(Request& req, const RequestInfo& ri,
   }
 
   if (resource == "selfsubjectrulesreviews") {
-    std::string ns = Str(spec, {"namespace"});
+    std::string ns = StringAtPath(spec, {"namespace"});
     std::vector<PolicyRule> rules;
     bool incomplete = false;
     if (authorizer_) {
@@ -166,16 +166,16 @@ Response APIServer::HandleVirtual(Request& req, const RequestInfo& ri,
     for (const PolicyRule& r : rules) {
       if (!r.resources.empty()) {
         json::object o;
-        o["verbs"] = StringArray(r.verbs);
-        o["apiGroups"] = StringArray(r.api_groups);
-        o["resources"] = StringArray(r.resources);
-        if (!r.resource_names.empty()) o["resourceNames"] = StringArray(r.resource_names);
+        o["verbs"] = ToJsonArray(r.verbs);
+        o["apiGroups"] = ToJsonArray(r.api_groups);
+        o["resources"] = ToJsonArray(r.resources);
+        if (!r.resource_names.empty()) o["resourceNames"] = ToJsonArray(r.resource_names);
         resource_rules.push_back(std::move(o));
       }
       if (!r.non_resource_urls.empty()) {
         json::object o;
-        o["verbs"] = StringArray(r.verbs);
-        o["nonResourceURLs"] = StringArray(r.non_resource_urls);
+        o["verbs"] = ToJsonArray(r.verbs);
+        o["nonResourceURLs"] = ToJsonArray(r.non_resource_urls);
         non_resource_rules.push_back(std::move(o));
       }
     }
@@ -259,10 +259,10 @@ std::optional<ApiError> APIServer::Impersonate(Request& req,
   }
   next.groups = std::move(groups);
   if (user == "system:anonymous") {
-    if (!HasGroup(next.groups, "system:unauthenticated")) {
+    if (!InGroups(next.groups, "system:unauthenticated")) {
       next.groups.push_back("system:unauthenticated");
     }
-  } else if (!HasGroup(next.groups, "system:authenticated")) {
+  } else if (!InGroups(next.groups, "system:authenticated")) {
     next.groups.push_back("system:authenticated");
   }
   next.authenticated = true;

@@ -19,8 +19,8 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr char kDeployments[] = "/apis/apps/v1/namespaces/default/deployments";
-constexpr char kUserAgent[] = "kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07";
+constexpr char kDeploymentsUrl[] = "/apis/apps/v1/namespaces/default/deployments";
+constexpr char kKubectlUserAgent[] = "kubectl/v1.32.4 (linux/amd64) kubernetes/4cb5f07";
 
 // Names "web", with a repeated metadata.name, an unknown metadata field, a repeated label, an
 // unknown spec field given twice, spec.replicas given twice and a container with an unknown
@@ -124,7 +124,7 @@ class StrictDecodingTest : public ::testing::Test {
         start = amp + 1;
       }
     }
-    req.headers = {{"user-agent", kUserAgent}, {"content-type", content_type}};
+    req.headers = {{"user-agent", kKubectlUserAgent}, {"content-type", content_type}};
     req.body = body;
     req.in_process = true;
     req.user.name = "system:admin";
@@ -149,7 +149,7 @@ class StrictDecodingTest : public ::testing::Test {
     return r;
   }
   int GetCode(const std::string& name) {
-    return Do("GET", std::string(kDeployments) + "/" + name).code;
+    return Do("GET", std::string(kDeploymentsUrl) + "/" + name).code;
   }
 
   store::TempDir dir_;
@@ -173,7 +173,7 @@ std::vector<std::string> Split(const std::string& problems) {
 // ---- create and update bodies -------------------------------------------------------------------
 
 TEST_F(StrictDecodingTest, StrictJsonCreateIsRejectedInDocumentOrder) {
-  Reply r = Do("POST", std::string(kDeployments) + "?fieldValidation=Strict", kBadJson);
+  Reply r = Do("POST", std::string(kDeploymentsUrl) + "?fieldValidation=Strict", kBadJson);
   EXPECT_EQ(r.code, 400) << r.body;
   EXPECT_EQ(r.reason(), "BadRequest");
   EXPECT_EQ(r.message(),
@@ -184,7 +184,7 @@ TEST_F(StrictDecodingTest, StrictJsonCreateIsRejectedInDocumentOrder) {
 
 TEST_F(StrictDecodingTest, WarnJsonCreateSucceedsWithOneWarningEachAndTheLastValue) {
   for (const char* query : {"?fieldValidation=Warn", ""}) {  // Warn is the default
-    Reply r = Do("POST", std::string(kDeployments) + query, kBadJson);
+    Reply r = Do("POST", std::string(kDeploymentsUrl) + query, kBadJson);
     ASSERT_EQ(r.code, 201) << r.body;
     EXPECT_EQ(r.warnings, Split(kBadJsonProblems));
     EXPECT_EQ(r.body.at("metadata").at("name"), "web");
@@ -192,19 +192,19 @@ TEST_F(StrictDecodingTest, WarnJsonCreateSucceedsWithOneWarningEachAndTheLastVal
     EXPECT_EQ(r.body.at("spec").at("template").at("spec").at("containers").at(0).at("image"),
               "nginx:1.27");
     EXPECT_EQ(r.body.at("spec").as_object().if_contains("bogus"), nullptr);
-    ASSERT_EQ(Do("DELETE", std::string(kDeployments) + "/web").code, 200);
+    ASSERT_EQ(Do("DELETE", std::string(kDeploymentsUrl) + "/web").code, 200);
   }
 }
 
 TEST_F(StrictDecodingTest, IgnoreJsonCreateIsSilent) {
-  Reply r = Do("POST", std::string(kDeployments) + "?fieldValidation=Ignore", kBadJson);
+  Reply r = Do("POST", std::string(kDeploymentsUrl) + "?fieldValidation=Ignore", kBadJson);
   ASSERT_EQ(r.code, 201) << r.body;
   EXPECT_TRUE(r.warnings.empty());
   EXPECT_EQ(r.body.at("spec").at("replicas"), 3);
 }
 
 TEST_F(StrictDecodingTest, StrictYamlCreateReportsGoYamlLinesThenSortedUnknownFields) {
-  Reply r = Do("POST", std::string(kDeployments) + "?fieldValidation=Strict", kBadYaml,
+  Reply r = Do("POST", std::string(kDeploymentsUrl) + "?fieldValidation=Strict", kBadYaml,
                "application/yaml");
   EXPECT_EQ(r.code, 400) << r.body;
   EXPECT_EQ(r.message(),
@@ -219,8 +219,8 @@ TEST_F(StrictDecodingTest, StrictYamlCreateReportsGoYamlLinesThenSortedUnknownFi
 }
 
 TEST_F(StrictDecodingTest, WarnYamlCreateWarnsLineByLine) {
-  Reply r =
-      Do("POST", std::string(kDeployments) + "?fieldValidation=Warn", kBadYaml, "application/yaml");
+  Reply r = Do("POST", std::string(kDeploymentsUrl) + "?fieldValidation=Warn", kBadYaml,
+               "application/yaml");
   ASSERT_EQ(r.code, 201) << r.body;
   EXPECT_EQ(r.warnings, (std::vector<std::string>{
                             "line 5: key \"name\" already set in map",
@@ -232,20 +232,20 @@ TEST_F(StrictDecodingTest, WarnYamlCreateWarnsLineByLine) {
 }
 
 TEST_F(StrictDecodingTest, StrictPutIsRejectedAndTheObjectKept) {
-  Reply created = Do("POST", kDeployments, kGoodJson);
+  Reply created = Do("POST", kDeploymentsUrl, kGoodJson);
   ASSERT_EQ(created.code, 201) << created.body;
   std::string body = kBadJson;
-  Reply r = Do("PUT", std::string(kDeployments) + "/web?fieldValidation=Strict", body);
+  Reply r = Do("PUT", std::string(kDeploymentsUrl) + "/web?fieldValidation=Strict", body);
   EXPECT_EQ(r.code, 400) << r.body;
   EXPECT_EQ(r.message(),
             std::string(R"(Deployment in version "v1" cannot be handled as a Deployment: )") +
                 "strict decoding error: " + kBadJsonProblems);
-  Reply now = Do("GET", std::string(kDeployments) + "/web");
+  Reply now = Do("GET", std::string(kDeploymentsUrl) + "/web");
   EXPECT_EQ(now.body.at("spec").at("replicas"), 2);
   EXPECT_EQ(now.body.at("metadata").at("resourceVersion"),
             created.body.at("metadata").at("resourceVersion"));
 
-  r = Do("PUT", std::string(kDeployments) + "/web?fieldValidation=Warn", body);
+  r = Do("PUT", std::string(kDeploymentsUrl) + "/web?fieldValidation=Warn", body);
   ASSERT_EQ(r.code, 200) << r.body;
   EXPECT_EQ(r.warnings, Split(kBadJsonProblems));
   EXPECT_EQ(r.body.at("spec").at("replicas"), 3);
@@ -258,40 +258,41 @@ constexpr char kMergePatch[] = R"({"spec":{"bogus":1,"twice":1,"twice":2,"paused
   "bogusNested":"y"}]}}}})";
 
 TEST_F(StrictDecodingTest, MergePatchReportsItsDuplicatesThenTheResultsSortedUnknownFields) {
-  ASSERT_EQ(Do("POST", kDeployments, kGoodJson).code, 201);
+  ASSERT_EQ(Do("POST", kDeploymentsUrl, kGoodJson).code, 201);
   const std::string problems = R"(duplicate field "spec.twice", duplicate field "spec.paused", )"
                                R"(duplicate field "spec.template.spec.containers[0].image", )"
                                R"(unknown field "spec.bogus", )"
                                R"(unknown field "spec.template.spec.containers[0].bogusNested", )"
                                R"(unknown field "spec.twice")";
-  Reply r = Do("PATCH", std::string(kDeployments) + "/web?fieldValidation=Strict", kMergePatch,
+  Reply r = Do("PATCH", std::string(kDeploymentsUrl) + "/web?fieldValidation=Strict", kMergePatch,
                "application/merge-patch+json");
   EXPECT_EQ(r.code, 400) << r.body;
   EXPECT_EQ(r.reason(), "BadRequest");
   EXPECT_EQ(r.message(), "strict decoding error: " + problems);
 
-  r = Do("PATCH", std::string(kDeployments) + "/web", kMergePatch, "application/merge-patch+json");
+  r = Do("PATCH", std::string(kDeploymentsUrl) + "/web", kMergePatch,
+         "application/merge-patch+json");
   ASSERT_EQ(r.code, 200) << r.body;
   EXPECT_EQ(r.warnings, Split(problems));
   EXPECT_EQ(r.body.at("spec").at("paused"), false);
 
-  r = Do("PATCH", std::string(kDeployments) + "/web?fieldValidation=Ignore", kMergePatch,
+  r = Do("PATCH", std::string(kDeploymentsUrl) + "/web?fieldValidation=Ignore", kMergePatch,
          "application/merge-patch+json");
   ASSERT_EQ(r.code, 200) << r.body;
   EXPECT_TRUE(r.warnings.empty());
 }
 
 TEST_F(StrictDecodingTest, StrategicMergePatchWithOnlyDuplicates) {
-  ASSERT_EQ(Do("POST", kDeployments, kGoodJson).code, 201);
+  ASSERT_EQ(Do("POST", kDeploymentsUrl, kGoodJson).code, 201);
   const std::string patch =
       R"({"spec":{"paused":true,"paused":false,"template":{"spec":{"containers":[)"
       R"({"name":"c","imagePullPolicy":"Always","imagePullPolicy":"Never"}]}}}})";
-  Reply r = Do("PATCH", std::string(kDeployments) + "/web?fieldValidation=Strict", patch,
+  Reply r = Do("PATCH", std::string(kDeploymentsUrl) + "/web?fieldValidation=Strict", patch,
                "application/strategic-merge-patch+json");
   EXPECT_EQ(r.code, 400) << r.body;
   EXPECT_EQ(r.message(), R"(strict decoding error: duplicate field "spec.paused", )"
                          R"(duplicate field "spec.template.spec.containers[0].imagePullPolicy")");
-  r = Do("PATCH", std::string(kDeployments) + "/web?fieldValidation=Warn", patch,
+  r = Do("PATCH", std::string(kDeploymentsUrl) + "/web?fieldValidation=Warn", patch,
          "application/strategic-merge-patch+json");
   ASSERT_EQ(r.code, 200) << r.body;
   EXPECT_EQ(
@@ -300,7 +301,7 @@ TEST_F(StrictDecodingTest, StrategicMergePatchWithOnlyDuplicates) {
 }
 
 TEST_F(StrictDecodingTest, JsonPatchReportsItsOperationsThenTheResultsUnknownFields) {
-  ASSERT_EQ(Do("POST", kDeployments, kGoodJson).code, 201);
+  ASSERT_EQ(Do("POST", kDeploymentsUrl, kGoodJson).code, 201);
   const std::string patch = R"([
     {"op":"add","path":"/spec/bogus","value":"v","extra":"x"},
     {"op":"add","path":"/spec/bogus2","path":"/spec/bogus3","value":"v"},
@@ -308,11 +309,11 @@ TEST_F(StrictDecodingTest, JsonPatchReportsItsOperationsThenTheResultsUnknownFie
   const std::string problems =
       R"(json patch unknown field "[0].extra", json patch duplicate field "[1].path", )"
       R"(unknown field "spec.bogus", unknown field "spec.bogus3")";
-  Reply r = Do("PATCH", std::string(kDeployments) + "/web?fieldValidation=Strict", patch,
+  Reply r = Do("PATCH", std::string(kDeploymentsUrl) + "/web?fieldValidation=Strict", patch,
                "application/json-patch+json");
   EXPECT_EQ(r.code, 400) << r.body;
   EXPECT_EQ(r.message(), "strict decoding error: " + problems);
-  r = Do("PATCH", std::string(kDeployments) + "/web?fieldValidation=Warn", patch,
+  r = Do("PATCH", std::string(kDeploymentsUrl) + "/web?fieldValidation=Warn", patch,
          "application/json-patch+json");
   ASSERT_EQ(r.code, 200) << r.body;
   EXPECT_EQ(r.warnings, Split(problems));
@@ -344,7 +345,7 @@ constexpr char kApplyDuplicates[] = R"({
 })";
 
 TEST_F(StrictDecodingTest, ApplyWithDuplicateKeys) {
-  const std::string target = std::string(kDeployments) + "/web?fieldManager=mgr";
+  const std::string target = std::string(kDeploymentsUrl) + "/web?fieldManager=mgr";
   Reply r = Do("PATCH", target + "&fieldValidation=Strict", kApplyDuplicates,
                "application/apply-patch+yaml");
   EXPECT_EQ(r.code, 400) << r.body;
@@ -391,8 +392,9 @@ spec:
       - name: c
         image: nginx
 )";
-  Reply r = Do("PATCH", std::string(kDeployments) + "/web?fieldManager=mgr&fieldValidation=Strict",
-               yaml, "application/apply-patch+yaml");
+  Reply r =
+      Do("PATCH", std::string(kDeploymentsUrl) + "/web?fieldManager=mgr&fieldValidation=Strict",
+         yaml, "application/apply-patch+yaml");
   EXPECT_EQ(r.code, 400) << r.body;
   EXPECT_EQ(r.message(),
             "error strict decoding YAML: error converting YAML to JSON: yaml: unmarshal errors:\n"
@@ -402,8 +404,8 @@ spec:
 // ---- /scale -------------------------------------------------------------------------------------
 
 TEST_F(StrictDecodingTest, ScaleBodiesAreDecodedAsScales) {
-  ASSERT_EQ(Do("POST", kDeployments, kGoodJson).code, 201);
-  const std::string scale = std::string(kDeployments) + "/web/scale";
+  ASSERT_EQ(Do("POST", kDeploymentsUrl, kGoodJson).code, 201);
+  const std::string scale = std::string(kDeploymentsUrl) + "/web/scale";
   Reply r = Do("PUT", scale + "?fieldValidation=Strict",
                R"({"apiVersion":"autoscaling/v1","kind":"Scale","metadata":{"name":"web"},
                    "spec":{"replicas":4,"replicas":5,"bogus":1}})");

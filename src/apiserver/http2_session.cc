@@ -28,7 +28,7 @@ namespace {
 // Bytes gathered from nghttp2 before one socket write.
 constexpr size_t kWriteBatch = 64 * 1024;
 
-std::string Lower(std::string_view s) {
+std::string LowerHeaderName(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
@@ -228,7 +228,7 @@ void Session::Respond(int32_t id, Response resp) {
   fields.emplace_back(":status", std::to_string(s->resp.status));
   fields.emplace_back("content-type", s->resp.content_type);
   for (const auto& [k, v] : s->resp.headers) {
-    std::string name = Lower(k);
+    std::string name = LowerHeaderName(k);
     // Connection-specific fields are forbidden in HTTP/2 (RFC 9113 §8.2.2).
     if (name == "connection" || name == "keep-alive" || name == "transfer-encoding" ||
         name == "upgrade" || name == "proxy-connection" || name == "content-length") {

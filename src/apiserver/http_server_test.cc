@@ -32,7 +32,7 @@ struct Reply {
   std::string reason;
 };
 
-Reply Get(uint16_t port, const std::string& target) {
+Reply HttpGet(uint16_t port, const std::string& target) {
   boost::asio::io_context ioc;
   tcp::socket socket(ioc);
   socket.connect(tcp::endpoint(boost::asio::ip::make_address("127.0.0.1"), port));
@@ -102,11 +102,11 @@ TEST(HttpServerTest, SlowRequestGets504TimeoutAndTheServerGoesOn) {
   o.request_timeout = std::chrono::milliseconds(200);
   HttpServer server(o);
   ASSERT_TRUE(server.Start().ok());
-  Reply r = Get(server.port(), "/hold");
+  Reply r = HttpGet(server.port(), "/hold");
   EXPECT_EQ(r.status, 504);
   EXPECT_EQ(r.reason, "Timeout");
   handler.Release();
-  EXPECT_EQ(Get(server.port(), "/other").status, 200);
+  EXPECT_EQ(HttpGet(server.port(), "/other").status, 200);
   server.Stop();
 }
 
@@ -116,17 +116,17 @@ TEST(HttpServerTest, RequestBeyondTheInflightCapGets429WithRetryAfter) {
   o.flow_control.max_requests_inflight = 1;
   HttpServer server(o);
   ASSERT_TRUE(server.Start().ok());
-  auto held = std::async(std::launch::async, [&] { return Get(server.port(), "/hold"); });
+  auto held = std::async(std::launch::async, [&] { return HttpGet(server.port(), "/hold"); });
   handler.WaitHeld(1);
-  Reply r = Get(server.port(), "/other");
+  Reply r = HttpGet(server.port(), "/other");
   EXPECT_EQ(r.status, 429);
   EXPECT_EQ(r.reason, "TooManyRequests");
   EXPECT_EQ(r.retry_after, "1");
   // Exempt requests pass the cap.
-  EXPECT_EQ(Get(server.port(), "/readyz").status, 200);
+  EXPECT_EQ(HttpGet(server.port(), "/readyz").status, 200);
   handler.Release();
   EXPECT_EQ(held.get().status, 200);
-  EXPECT_EQ(Get(server.port(), "/other").status, 200);
+  EXPECT_EQ(HttpGet(server.port(), "/other").status, 200);
   server.Stop();
 }
 
@@ -138,9 +138,9 @@ TEST(HttpServerTest, QueuedRequestRunsWhenTheSeatFrees) {
   o.flow_control.system_seats = 1;  // the global level has one seat
   HttpServer server(o);
   ASSERT_TRUE(server.Start().ok());
-  auto held = std::async(std::launch::async, [&] { return Get(server.port(), "/hold"); });
+  auto held = std::async(std::launch::async, [&] { return HttpGet(server.port(), "/hold"); });
   handler.WaitHeld(1);
-  auto queued = std::async(std::launch::async, [&] { return Get(server.port(), "/hold"); });
+  auto queued = std::async(std::launch::async, [&] { return HttpGet(server.port(), "/hold"); });
   handler.Release();
   EXPECT_EQ(held.get().status, 200);
   EXPECT_EQ(queued.get().status, 200);
@@ -207,7 +207,7 @@ std::vector<std::future<Reply>> GetPendingConcurrently(uint16_t port, PendingHan
                                                        size_t n) {
   std::vector<std::future<Reply>> pending;
   for (size_t i = 0; i < n; ++i) {
-    pending.push_back(std::async(std::launch::async, [port] { return Get(port, "/pending"); }));
+    pending.push_back(std::async(std::launch::async, [port] { return HttpGet(port, "/pending"); }));
   }
   handler.WaitHeld(n);
   return pending;
@@ -224,7 +224,7 @@ TEST(HttpServerTest, PendingResponsesHoldNoWorker) {
   HttpServer server(o);
   ASSERT_TRUE(server.Start().ok());
   std::vector<std::future<Reply>> pending = GetPendingConcurrently(server.port(), handler, 12);
-  EXPECT_EQ(Get(server.port(), "/other").status, 200);
+  EXPECT_EQ(HttpGet(server.port(), "/other").status, 200);
   handler.AnswerAll();
   for (auto& p : pending) EXPECT_EQ(p.get().status, 201);
   server.Stop();
@@ -319,8 +319,8 @@ TEST(HttpServerTest, NonblockingRequestsRunOnTheIoThreadAndOthersOnAWorker) {
   ThreadRecorder recorder;
   HttpServer server(InlineOptions(&recorder, 1));
   ASSERT_TRUE(server.Start().ok());
-  EXPECT_EQ(Get(server.port(), "/inline").status, 200);
-  EXPECT_EQ(Get(server.port(), "/other").status, 200);
+  EXPECT_EQ(HttpGet(server.port(), "/inline").status, 200);
+  EXPECT_EQ(HttpGet(server.port(), "/other").status, 200);
   EXPECT_EQ(recorder.NameFor("/inline"), "http-io");
   EXPECT_EQ(recorder.NameFor("/other"), "http-worker");
   server.Stop();
@@ -334,7 +334,7 @@ TEST(HttpServerTest, PendingAnswerOnTheIoThreadLeavesItFree) {
   ASSERT_TRUE(server.Start().ok());
   std::vector<std::future<Reply>> pending =
       GetPendingConcurrently(server.port(), recorder.pending(), 3);
-  EXPECT_EQ(Get(server.port(), "/inline").status, 200);
+  EXPECT_EQ(HttpGet(server.port(), "/inline").status, 200);
   EXPECT_EQ(recorder.NameFor("/pending"), "http-io");
   recorder.pending().AnswerAll();
   for (auto& p : pending) EXPECT_EQ(p.get().status, 201);
@@ -347,7 +347,7 @@ TEST(HttpServerTest, ConnectionsAreSpreadOverTheIoThreads) {
   ThreadRecorder recorder;
   HttpServer server(InlineOptions(&recorder, 2));
   ASSERT_TRUE(server.Start().ok());
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(Get(server.port(), "/inline").status, 200);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(HttpGet(server.port(), "/inline").status, 200);
   EXPECT_EQ(recorder.distinct_threads(), 2u);
   server.Stop();
 }

@@ -18,19 +18,19 @@ namespace json = boost::json;
 
 namespace {
 
-using PkeyPtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
+using PkeyFreePtr = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 using MdCtxPtr = std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)>;
 using SigPtr = std::unique_ptr<ECDSA_SIG, decltype(&ECDSA_SIG_free)>;
-using BioPtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
+using BioFreePtr = std::unique_ptr<BIO, decltype(&BIO_free)>;
 
 constexpr size_t kCoordinateBytes = 32;  // P-256
 
-util::StatusOr<PkeyPtr> ReadKey(const std::string& pem, bool is_private) {
-  BioPtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
+util::StatusOr<PkeyFreePtr> ReadKey(const std::string& pem, bool is_private) {
+  BioFreePtr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
   EVP_PKEY* key = is_private ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr)
                              : PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr);
   if (!key) return util::InvalidArgument("unreadable signing key");
-  return PkeyPtr(key, &EVP_PKEY_free);
+  return PkeyFreePtr(key, &EVP_PKEY_free);
 }
 
 }  // namespace
@@ -64,7 +64,7 @@ util::StatusOr<std::string> Base64UrlDecode(std::string_view text) {
 }
 
 util::StatusOr<std::string> KeyId(const std::string& public_key_pem) {
-  CONVERGE_ASSIGN_OR_RETURN(PkeyPtr key, ReadKey(public_key_pem, false));
+  CONVERGE_ASSIGN_OR_RETURN(PkeyFreePtr key, ReadKey(public_key_pem, false));
   unsigned char* der = nullptr;
   int len = i2d_PUBKEY(key.get(), &der);
   if (len <= 0) return util::Internal("encoding the public key");
@@ -77,7 +77,7 @@ util::StatusOr<std::string> KeyId(const std::string& public_key_pem) {
 util::StatusOr<std::string> SignEs256(const json::object& claims,
                                       const std::string& private_key_pem,
                                       const std::string& key_id) {
-  CONVERGE_ASSIGN_OR_RETURN(PkeyPtr key, ReadKey(private_key_pem, true));
+  CONVERGE_ASSIGN_OR_RETURN(PkeyFreePtr key, ReadKey(private_key_pem, true));
   json::object header{{"alg", "ES256"}, {"kid", key_id}};
   std::string signing_input =
       Base64UrlEncode(json::serialize(header)) + "." + Base64UrlEncode(json::serialize(claims));
@@ -122,7 +122,7 @@ util::StatusOr<json::object> VerifyEs256(std::string_view token,
       header.as_object().at("alg") != "ES256") {
     return util::InvalidArgument("unsupported token header");
   }
-  CONVERGE_ASSIGN_OR_RETURN(PkeyPtr key, ReadKey(public_key_pem, false));
+  CONVERGE_ASSIGN_OR_RETURN(PkeyFreePtr key, ReadKey(public_key_pem, false));
   CONVERGE_ASSIGN_OR_RETURN(std::string raw, Base64UrlDecode(token.substr(b + 1)));
   if (raw.size() != 2 * kCoordinateBytes) return util::InvalidArgument("bad signature length");
   const auto* in = reinterpret_cast<const unsigned char*>(raw.data());

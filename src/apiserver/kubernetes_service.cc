@@ -37,7 +37,7 @@ std::string ClusterIp(ResourceStorage& services) {
 }
 
 // Creates `want`, or writes its `field` (and labels) over the stored object.
-util::Status Reconcile(ResourceStorage& storage, const api::Object& want, const char* field) {
+util::Status ReconcileObject(ResourceStorage& storage, const api::Object& want, const char* field) {
   auto created = storage.Create(kNamespace, want, SystemContext());
   if (created.ok()) return util::Status();
   if (created.error().reason != "AlreadyExists") {
@@ -91,7 +91,7 @@ util::Status ReconcileKubernetesService(APIServer& server, const std::string& ip
     spec["clusterIPs"] = json::array{json::string(cluster_ip)};
   }
   svc.mutable_doc()["spec"] = std::move(spec);
-  CONVERGE_RETURN_IF_ERROR(Reconcile(*services, svc, "spec"));
+  CONVERGE_RETURN_IF_ERROR(ReconcileObject(*services, svc, "spec"));
 
   api::Object eps;
   eps.SetGvk({"", "v1", "Endpoints"});
@@ -103,7 +103,7 @@ util::Status ReconcileKubernetesService(APIServer& server, const std::string& ip
       {"addresses", json::array{json::object{{"ip", ip}}}},
       {"ports",
        json::array{json::object{{"name", "https"}, {"port", port}, {"protocol", "TCP"}}}}}};
-  return Reconcile(*endpoints, eps, "subsets");
+  return ReconcileObject(*endpoints, eps, "subsets");
 }
 
 }  // namespace converge::apiserver

@@ -24,7 +24,7 @@ namespace {
 
 namespace json = boost::json;
 
-constexpr char kConfigMaps[] = "/api/v1/namespaces/default/configmaps";
+constexpr char kConfigMapsUrl[] = "/api/v1/namespaces/default/configmaps";
 
 class ListFreshnessTest : public ::testing::Test {
  protected:
@@ -66,7 +66,7 @@ class ListFreshnessTest : public ::testing::Test {
   std::vector<std::string> ListWhileTheCacheLags(const std::string& name,
                                                  const std::string& query) {
     gate_.Close();
-    Response created = Do("POST", kConfigMaps, "",
+    Response created = Do("POST", kConfigMapsUrl, "",
                           R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
                               R"("},"data":{"k":"v"}})");
     EXPECT_EQ(created.status, 201) << created.body;
@@ -74,7 +74,7 @@ class ListFreshnessTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       gate_.Open();
     });
-    Response listed = Do("GET", kConfigMaps, query);
+    Response listed = Do("GET", kConfigMapsUrl, query);
     EXPECT_EQ(listed.status, 200) << listed.body;
     std::vector<std::string> names;
     json::value v = json::parse(listed.body);

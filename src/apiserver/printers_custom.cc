@@ -13,14 +13,14 @@ namespace json = boost::json;
 
 namespace {
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimView(std::string_view s) {
   while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
   while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
   return s;
 }
 
 std::string Unquote(std::string_view s) {
-  s = Trim(s);
+  s = TrimView(s);
   if (s.size() >= 2 && (s.front() == '\'' || s.front() == '"') && s.back() == s.front()) {
     return std::string(s.substr(1, s.size() - 2));
   }
@@ -30,7 +30,7 @@ std::string Unquote(std::string_view s) {
 // `[?(@.a.b == "v")]`: the items whose relative path equals (or, with !=, differs from) the
 // literal. Literals: quoted strings, numbers, true/false.
 bool FilterMatches(const json::value& item, std::string_view expr) {
-  expr = Trim(expr);
+  expr = TrimView(expr);
   bool negate = false;
   size_t op = expr.find("==");
   if (op == std::string_view::npos) {
@@ -42,8 +42,8 @@ bool FilterMatches(const json::value& item, std::string_view expr) {
     if (!expr.starts_with('@')) return false;
     return !EvaluateJsonPath(item, expr.substr(1)).empty();
   }
-  std::string_view lhs = Trim(expr.substr(0, op));
-  std::string rhs = std::string(Trim(expr.substr(op + 2)));
+  std::string_view lhs = TrimView(expr.substr(0, op));
+  std::string rhs = std::string(TrimView(expr.substr(op + 2)));
   if (!lhs.starts_with('@')) return false;
   auto found = EvaluateJsonPath(item, lhs.substr(1));
   bool equal = false;
@@ -119,7 +119,7 @@ json::value Cell(const api::CustomResourceColumn& col, const json::value& v,
 
 std::vector<const json::value*> EvaluateJsonPath(const json::value& root, std::string_view path) {
   std::vector<const json::value*> current{&root};
-  path = Trim(path);
+  path = TrimView(path);
   if (path.starts_with('{') && path.ends_with('}')) path = path.substr(1, path.size() - 2);
   if (path.starts_with('$')) path.remove_prefix(1);
   size_t i = 0;

@@ -13,7 +13,7 @@ namespace {
 
 namespace json = boost::json;
 
-const util::WallTime kNow = *util::ParseRfc3339("2025-01-01T12:00:00Z");
+const util::WallTime kPodNow = *util::ParseRfc3339("2025-01-01T12:00:00Z");
 
 json::array PodCells(std::string_view pod_json) {
   auto obj = api::Object::Parse(pod_json);
@@ -21,7 +21,7 @@ json::array PodCells(std::string_view pod_json) {
   api::ResourceInfo info;
   info.gvr = {"", "v1", "pods"};
   info.kind = "Pod";
-  return PrinterFor(info).cells(*obj, kNow);
+  return PrinterFor(info).cells(*obj, kPodNow);
 }
 
 struct StatusCase {

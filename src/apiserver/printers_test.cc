@@ -17,9 +17,9 @@ namespace {
 
 namespace json = boost::json;
 
-const util::WallTime kNow = *util::ParseRfc3339("2025-01-01T12:00:00Z");
+const util::WallTime kPrintNow = *util::ParseRfc3339("2025-01-01T12:00:00Z");
 
-api::ResourceInfo Info(std::string group, std::string resource) {
+api::ResourceInfo ResourceInfoFor(std::string group, std::string resource) {
   api::ResourceInfo info;
   info.gvr = {std::move(group), "v1", std::move(resource)};
   return info;
@@ -51,7 +51,7 @@ class Columns : public ::testing::TestWithParam<ColumnsCase> {};
 
 TEST_P(Columns, MatchUpstream) {
   const ColumnsCase& c = GetParam();
-  EXPECT_EQ(ColumnSummary(PrinterFor(Info(c.group, c.resource))), c.columns);
+  EXPECT_EQ(ColumnSummary(PrinterFor(ResourceInfoFor(c.group, c.resource))), c.columns);
 }
 
 const std::vector<std::string> kCreatedAt = {"Name:string:0:name", "Created At:date:0"};
@@ -157,14 +157,14 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(Printers, CustomResourcesGetNameAndAge) {
-  api::ResourceInfo info = Info("example.com", "foos");
+  api::ResourceInfo info = ResourceInfoFor("example.com", "foos");
   info.custom = true;
   const TablePrinter& p = PrinterFor(info);
   EXPECT_EQ(ColumnSummary(p), (std::vector<std::string>{"Name:string:0:name", "Age:date:0"}));
   auto obj =
       api::Object::Parse(R"({"metadata":{"name":"f","creationTimestamp":"2025-01-01T11:57:30Z"}})");
   ASSERT_TRUE(obj.ok());
-  EXPECT_EQ(json::value(p.cells(*obj, kNow)), json::parse(R"(["f","2m30s"])"));
+  EXPECT_EQ(json::value(p.cells(*obj, kPrintNow)), json::parse(R"(["f","2m30s"])"));
 }
 
 // --- Every built-in resource -----------------------------------------------------------------
@@ -218,7 +218,7 @@ TEST(Printers, MalformedObjectsStillFillEveryColumn) {
     for (const char* text : kObjects) {
       auto obj = api::Object::Parse(text);
       ASSERT_TRUE(obj.ok());
-      EXPECT_EQ(p.cells(*obj, kNow).size(), p.columns.size())
+      EXPECT_EQ(p.cells(*obj, kPrintNow).size(), p.columns.size())
           << info.gvr.Gr().ToString() << " " << text;
     }
   }
@@ -249,10 +249,10 @@ class PodListTable : public ::testing::Test {
     TableOptions opts;
     opts.include_object = include;
     opts.resource_version = "42";
-    opts.now = kNow;
+    opts.now = kPrintNow;
     std::vector<const api::Object*> ptrs;
     for (const api::Object& p : pods_) ptrs.push_back(&p);
-    return BuildTable(PrinterFor(Info("", "pods")), ptrs, opts);
+    return BuildTable(PrinterFor(ResourceInfoFor("", "pods")), ptrs, opts);
   }
 
   std::vector<api::Object> pods_;

@@ -99,7 +99,7 @@ json::array DaemonSetCells(const api::Object& ds, TimePoint now) {
   return cells;
 }
 
-std::string Lower(std::string s) {
+std::string ToLowerCopy(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
@@ -119,7 +119,7 @@ std::string ControllerName(const api::Object& obj) {
     std::string kind(Str(ref, "kind"));
     if (kind.empty() && group.empty()) return std::string(Str(ref, "name"));
     std::string group_kind = group.empty() ? kind : kind + "." + std::string(group);
-    return Lower(group_kind) + "/" + std::string(Str(ref, "name"));
+    return ToLowerCopy(group_kind) + "/" + std::string(Str(ref, "name"));
   }
   return "<none>";
 }

@@ -12,7 +12,7 @@ namespace json = boost::json;
 
 namespace {
 
-std::vector<std::string> Strings(const json::object& o, std::string_view key) {
+std::vector<std::string> StringList(const json::object& o, std::string_view key) {
   std::vector<std::string> out;
   if (const auto* a = o.if_contains(key); a && a->is_array()) {
     for (const auto& v : a->get_array()) {
@@ -22,13 +22,13 @@ std::vector<std::string> Strings(const json::object& o, std::string_view key) {
   return out;
 }
 
-json::array StringArray(const std::vector<std::string>& v) {
+json::array JsonStrings(const std::vector<std::string>& v) {
   json::array a;
   for (const auto& s : v) a.emplace_back(s);
   return a;
 }
 
-std::string Str(const json::object& o, std::initializer_list<std::string_view> path) {
+std::string PathString(const json::object& o, std::initializer_list<std::string_view> path) {
   return std::string(api::FindString(o, path));
 }
 
@@ -53,11 +53,11 @@ std::vector<PolicyRule> RulesFromJson(const json::array* rules) {
   for (const auto& v : *rules) {
     if (!v.is_object()) continue;
     const json::object& r = v.get_object();
-    out.push_back(PolicyRule{.verbs = Strings(r, "verbs"),
-                             .api_groups = Strings(r, "apiGroups"),
-                             .resources = Strings(r, "resources"),
-                             .resource_names = Strings(r, "resourceNames"),
-                             .non_resource_urls = Strings(r, "nonResourceURLs")});
+    out.push_back(PolicyRule{.verbs = StringList(r, "verbs"),
+                             .api_groups = StringList(r, "apiGroups"),
+                             .resources = StringList(r, "resources"),
+                             .resource_names = StringList(r, "resourceNames"),
+                             .non_resource_urls = StringList(r, "nonResourceURLs")});
   }
   return out;
 }
@@ -66,11 +66,11 @@ json::array RulesToJson(const std::vector<PolicyRule>& rules) {
   json::array out;
   for (const PolicyRule& r : rules) {
     json::object o;
-    o["verbs"] = StringArray(r.verbs);
-    if (!r.api_groups.empty()) o["apiGroups"] = StringArray(r.api_groups);
-    if (!r.resources.empty()) o["resources"] = StringArray(r.resources);
-    if (!r.resource_names.empty()) o["resourceNames"] = StringArray(r.resource_names);
-    if (!r.non_resource_urls.empty()) o["nonResourceURLs"] = StringArray(r.non_resource_urls);
+    o["verbs"] = JsonStrings(r.verbs);
+    if (!r.api_groups.empty()) o["apiGroups"] = JsonStrings(r.api_groups);
+    if (!r.resources.empty()) o["resources"] = JsonStrings(r.resources);
+    if (!r.resource_names.empty()) o["resourceNames"] = JsonStrings(r.resource_names);
+    if (!r.non_resource_urls.empty()) o["nonResourceURLs"] = JsonStrings(r.non_resource_urls);
     out.push_back(std::move(o));
   }
   return out;
@@ -78,15 +78,16 @@ json::array RulesToJson(const std::vector<PolicyRule>& rules) {
 
 RbacBinding BindingFromJson(const json::object& doc) {
   RbacBinding b;
-  b.ns = Str(doc, {"metadata", "namespace"});
-  b.name = Str(doc, {"metadata", "name"});
-  b.role_ref.kind = Str(doc, {"roleRef", "kind"});
-  b.role_ref.name = Str(doc, {"roleRef", "name"});
+  b.ns = PathString(doc, {"metadata", "namespace"});
+  b.name = PathString(doc, {"metadata", "name"});
+  b.role_ref.kind = PathString(doc, {"roleRef", "kind"});
+  b.role_ref.name = PathString(doc, {"roleRef", "name"});
   if (const auto* subjects = api::FindArray(doc, {"subjects"})) {
     for (const auto& s : *subjects) {
       if (!s.is_object()) continue;
       const json::object& so = s.get_object();
-      b.subjects.push_back({Str(so, {"kind"}), Str(so, {"name"}), Str(so, {"namespace"})});
+      b.subjects.push_back(
+          {PathString(so, {"kind"}), PathString(so, {"name"}), PathString(so, {"namespace"})});
     }
   }
   return b;
@@ -104,7 +105,7 @@ std::shared_ptr<const RbacPolicy> RbacPolicy::Build(
   // point.
   std::map<std::string, const json::object*> by_name;  // name order: deterministic unions
   for (const auto& cr : cluster_roles) {
-    std::string name = Str(cr, {"metadata", "name"});
+    std::string name = PathString(cr, {"metadata", "name"});
     p->cluster_roles_[name] = RulesFromJson(api::FindArray(cr, {"rules"}));
     by_name[name] = &cr;
   }
@@ -146,8 +147,8 @@ std::shared_ptr<const RbacPolicy> RbacPolicy::Build(
     if (!changed) break;
   }
   for (const auto& r : roles) {
-    p->roles_[Str(r, {"metadata", "namespace"}) + "/" + Str(r, {"metadata", "name"})] =
-        RulesFromJson(api::FindArray(r, {"rules"}));
+    p->roles_[PathString(r, {"metadata", "namespace"}) + "/" +
+              PathString(r, {"metadata", "name"})] = RulesFromJson(api::FindArray(r, {"rules"}));
   }
   for (const auto& b : cluster_role_bindings) {
     RbacBinding binding = BindingFromJson(b);

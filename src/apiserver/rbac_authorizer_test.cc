@@ -7,7 +7,7 @@ namespace {
 
 namespace json = boost::json;
 
-json::object Doc(std::string_view text) {
+json::object ParseDoc(std::string_view text) {
   return json::parse(text).as_object();
 }
 
@@ -16,8 +16,8 @@ UserInfo User(std::string name, std::vector<std::string> groups = {}) {
   return {std::move(name), "", std::move(groups), true};
 }
 
-AuthzAttributes Ask(UserInfo user, std::string verb, std::string resource, std::string ns,
-                    std::string group = "") {
+AuthzAttributes AskAs(UserInfo user, std::string verb, std::string resource, std::string ns,
+                      std::string group = "") {
   AuthzAttributes a;
   a.user = std::move(user);
   a.verb = std::move(verb);
@@ -33,34 +33,35 @@ AuthzAttributes Ask(UserInfo user, std::string verb, std::string resource, std::
 // ClusterRole "monitor" collecting roles labelled monitor=true.
 std::shared_ptr<const RbacPolicy> Cluster() {
   std::vector<json::object> cluster_roles = {
-      Doc(R"({"metadata":{"name":"reader"},"rules":[
+      ParseDoc(R"({"metadata":{"name":"reader"},"rules":[
           {"verbs":["get","list"],"apiGroups":[""],"resources":["pods","services"]}]})"),
-      Doc(R"({"metadata":{"name":"node-reader","labels":{"monitor":"true"}},"rules":[
+      ParseDoc(R"({"metadata":{"name":"node-reader","labels":{"monitor":"true"}},"rules":[
           {"verbs":["get","list","watch"],"apiGroups":[""],"resources":["nodes"]}]})"),
-      Doc(R"({"metadata":{"name":"metrics","labels":{"monitor":"true"}},"rules":[
+      ParseDoc(R"({"metadata":{"name":"metrics","labels":{"monitor":"true"}},"rules":[
           {"verbs":["get"],"nonResourceURLs":["/metrics"]}]})"),
-      Doc(R"({"metadata":{"name":"monitor"},
+      ParseDoc(R"({"metadata":{"name":"monitor"},
           "aggregationRule":{"clusterRoleSelectors":[{"matchLabels":{"monitor":"true"}}]},
           "rules":[{"verbs":["*"],"apiGroups":["*"],"resources":["*"]}]})"),
   };
   std::vector<json::object> roles = {
-      Doc(R"({"metadata":{"name":"pod-reader","namespace":"dev"},"rules":[
+      ParseDoc(R"({"metadata":{"name":"pod-reader","namespace":"dev"},"rules":[
           {"verbs":["get","list","watch"],"apiGroups":[""],"resources":["pods"]}]})"),
   };
   std::vector<json::object> crbs = {
-      Doc(R"({"metadata":{"name":"sa-nodes"},"roleRef":{"kind":"ClusterRole","name":"node-reader"},
+      ParseDoc(
+          R"({"metadata":{"name":"sa-nodes"},"roleRef":{"kind":"ClusterRole","name":"node-reader"},
           "subjects":[{"kind":"ServiceAccount","name":"agent","namespace":"ops"}]})"),
-      Doc(R"({"metadata":{"name":"mon"},"roleRef":{"kind":"ClusterRole","name":"monitor"},
+      ParseDoc(R"({"metadata":{"name":"mon"},"roleRef":{"kind":"ClusterRole","name":"monitor"},
           "subjects":[{"kind":"User","name":"mona"}]})"),
   };
   std::vector<json::object> rbs = {
-      Doc(R"({"metadata":{"name":"alice-pods","namespace":"dev"},
+      ParseDoc(R"({"metadata":{"name":"alice-pods","namespace":"dev"},
           "roleRef":{"kind":"Role","name":"pod-reader"},
           "subjects":[{"kind":"User","name":"alice"}]})"),
-      Doc(R"({"metadata":{"name":"testers","namespace":"qa"},
+      ParseDoc(R"({"metadata":{"name":"testers","namespace":"qa"},
           "roleRef":{"kind":"ClusterRole","name":"reader"},
           "subjects":[{"kind":"Group","name":"testers"}]})"),
-      Doc(R"({"metadata":{"name":"dangling","namespace":"qa"},
+      ParseDoc(R"({"metadata":{"name":"dangling","namespace":"qa"},
           "roleRef":{"kind":"Role","name":"missing"},
           "subjects":[{"kind":"User","name":"alice"}]})"),
   };
@@ -80,19 +81,19 @@ TEST(RbacAuthorizerTest, BindingsGrantExactlyTheirScope) {
   const UserInfo agent = User("system:serviceaccount:ops:agent");
   const UserInfo mona = User("mona");
   const Case cases[] = {
-      {"role in its namespace", Ask(alice, "list", "pods", "dev"), true},
-      {"role verb not granted", Ask(alice, "delete", "pods", "dev"), false},
-      {"role in another namespace", Ask(alice, "list", "pods", "qa"), false},
-      {"role across all namespaces", Ask(alice, "list", "pods", ""), false},
-      {"role other resource", Ask(alice, "list", "services", "dev"), false},
-      {"group via clusterrole in a namespace", Ask(tess, "get", "services", "qa"), true},
-      {"group clusterrole only in its namespace", Ask(tess, "get", "services", "dev"), false},
-      {"service account subject", Ask(agent, "watch", "nodes", ""), true},
-      {"other service account", Ask(User("system:serviceaccount:dev:agent"), "watch", "nodes", ""),
-       false},
-      {"aggregated rules", Ask(mona, "list", "nodes", ""), true},
-      {"aggregated role ignores its stored rules", Ask(mona, "delete", "pods", "dev"), false},
-      {"unbound user", Ask(User("bob"), "list", "pods", "dev"), false},
+      {"role in its namespace", AskAs(alice, "list", "pods", "dev"), true},
+      {"role verb not granted", AskAs(alice, "delete", "pods", "dev"), false},
+      {"role in another namespace", AskAs(alice, "list", "pods", "qa"), false},
+      {"role across all namespaces", AskAs(alice, "list", "pods", ""), false},
+      {"role other resource", AskAs(alice, "list", "services", "dev"), false},
+      {"group via clusterrole in a namespace", AskAs(tess, "get", "services", "qa"), true},
+      {"group clusterrole only in its namespace", AskAs(tess, "get", "services", "dev"), false},
+      {"service account subject", AskAs(agent, "watch", "nodes", ""), true},
+      {"other service account",
+       AskAs(User("system:serviceaccount:dev:agent"), "watch", "nodes", ""), false},
+      {"aggregated rules", AskAs(mona, "list", "nodes", ""), true},
+      {"aggregated role ignores its stored rules", AskAs(mona, "delete", "pods", "dev"), false},
+      {"unbound user", AskAs(User("bob"), "list", "pods", "dev"), false},
   };
   for (const Case& c : cases) EXPECT_EQ(rbac.Authorize(c.attrs).allowed(), c.want) << c.name;
 
@@ -108,7 +109,7 @@ TEST(RbacAuthorizerTest, RefreshIsConsultedOnDenial) {
   auto full = Cluster();
   bool refreshed = false;
   RbacAuthorizer rbac([&] { return refreshed ? full : empty; }, [&] { refreshed = true; });
-  EXPECT_TRUE(rbac.Authorize(Ask(User("alice"), "list", "pods", "dev")).allowed());
+  EXPECT_TRUE(rbac.Authorize(AskAs(User("alice"), "list", "pods", "dev")).allowed());
   EXPECT_TRUE(refreshed);
 }
 

@@ -19,7 +19,7 @@ std::vector<std::string> SplitPath(std::string_view path) {
   return out;
 }
 
-std::string Lower(std::string s) {
+std::string ToLower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return s;
 }
@@ -57,7 +57,7 @@ std::string_view Request::Header(std::string_view lower_case_name) const {
 RequestInfo ParseRequestInfo(const Request& req) {
   RequestInfo info;
   info.path = req.path;
-  info.verb = Lower(req.method);
+  info.verb = ToLower(req.method);
   std::vector<std::string> parts = SplitPath(req.path);
   if (parts.empty() || (parts[0] != "api" && parts[0] != "apis")) return info;
   info.api_prefix = parts[0];

@@ -24,25 +24,25 @@ using sv::Index;
 
 namespace {
 
-void SetIfMissing(json::object& o, std::string_view key, json::value v) {
+void DefaultField(json::object& o, std::string_view key, json::value v) {
   if (!sv::IsSet(o.if_contains(key))) o[key] = std::move(v);
 }
 
 void DefaultWebhook(json::object& hook, bool mutating) {
-  SetIfMissing(hook, "failurePolicy", "Fail");
-  SetIfMissing(hook, "matchPolicy", "Equivalent");
-  SetIfMissing(hook, "namespaceSelector", json::object());
-  SetIfMissing(hook, "objectSelector", json::object());
-  SetIfMissing(hook, "timeoutSeconds", 10);
-  if (mutating) SetIfMissing(hook, "reinvocationPolicy", "Never");
+  DefaultField(hook, "failurePolicy", "Fail");
+  DefaultField(hook, "matchPolicy", "Equivalent");
+  DefaultField(hook, "namespaceSelector", json::object());
+  DefaultField(hook, "objectSelector", json::object());
+  DefaultField(hook, "timeoutSeconds", 10);
+  if (mutating) DefaultField(hook, "reinvocationPolicy", "Never");
   if (json::value* rules = hook.if_contains("rules"); rules && rules->is_array()) {
     for (json::value& r : rules->get_array()) {
-      if (r.is_object()) SetIfMissing(r.get_object(), "scope", "*");
+      if (r.is_object()) DefaultField(r.get_object(), "scope", "*");
     }
   }
   if (json::value* cc = hook.if_contains("clientConfig"); cc && cc->is_object()) {
     if (json::value* svc = cc->get_object().if_contains("service"); svc && svc->is_object()) {
-      SetIfMissing(svc->get_object(), "port", 443);
+      DefaultField(svc->get_object(), "port", 443);
     }
   }
 }

@@ -31,7 +31,7 @@ const json::object& Spec(const api::Object& o) {
   return s ? *s : kEmpty;
 }
 
-std::string Lower(std::string_view s) {
+std::string LowerCase(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -66,7 +66,7 @@ Causes ValidateNames(const json::object* names, const std::string& path) {
   if (!names) names = &kEmpty;
   auto dns1035 = [&](std::string_view field, std::string_view v, std::string_view prefix) {
     auto errs =
-        sv::IsDns1035Label(field == "kind" || field == "listKind" ? Lower(v) : std::string(v));
+        sv::IsDns1035Label(field == "kind" || field == "listKind" ? LowerCase(v) : std::string(v));
     if (!v.empty() && !errs.empty()) {
       out.push_back(FieldInvalidString(Child(path, field), v, std::string(prefix) + Join(errs)));
     }
@@ -164,7 +164,7 @@ class CrdStrategy : public Strategy {
     json::object& spec = api::EnsureObject(obj.mutable_doc(), "spec");
     json::object& names = api::EnsureObject(spec, "names");
     std::string kind(api::Object::GetString(names, "kind"));
-    if (api::Object::GetString(names, "singular").empty()) names["singular"] = Lower(kind);
+    if (api::Object::GetString(names, "singular").empty()) names["singular"] = LowerCase(kind);
     if (api::Object::GetString(names, "listKind").empty() && !kind.empty()) {
       names["listKind"] = kind + "List";
     }

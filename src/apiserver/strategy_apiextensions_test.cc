@@ -22,7 +22,7 @@ std::shared_ptr<const Strategy> Crds() {
                            "CustomResourceDefinition", false, {"status"}));
 }
 
-api::Object Crd() {
+api::Object CrdObject() {
   return Obj(R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
     "metadata":{"name":"widgets.example.com"},
     "spec":{"group":"example.com","scope":"Namespaced",
@@ -33,7 +33,7 @@ api::Object Crd() {
 
 TEST(CrdStrategyTest, CreateDefaultsAndStatus) {
   auto s = Crds();
-  api::Object crd = Crd();
+  api::Object crd = CrdObject();
   EXPECT_EQ(Create(*s, crd), Lines{});
   EXPECT_EQ(
       Json(crd, {"spec", "names"}),
@@ -95,7 +95,7 @@ TEST(CrdStrategyTest, ValidationTable) {
   };
   auto s = Crds();
   for (const Case& c : cases) {
-    api::Object crd = Crd();
+    api::Object crd = CrdObject();
     c.mutate(crd);
     EXPECT_EQ(Create(*s, crd), c.want) << c.name;
   }
@@ -103,7 +103,7 @@ TEST(CrdStrategyTest, ValidationTable) {
 
 TEST(CrdStrategyTest, UpdateAndStatus) {
   auto s = Crds();
-  api::Object old = Crd();
+  api::Object old = CrdObject();
   ASSERT_EQ(Create(*s, old), Lines{});
 
   // A new storage version is recorded; v1 stays stored.

@@ -24,7 +24,7 @@ constexpr std::string_view kDnsLabelMsg =
     "must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used "
     "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 
-std::shared_ptr<const Strategy> Pods() {
+std::shared_ptr<const Strategy> PodsStrategy() {
   return MakeStrategy(Info("", "v1", "pods", "Pod", true, {"status", "binding", "log"}));
 }
 
@@ -36,7 +36,7 @@ api::Object BasePod() {
 // ---- Pods: defaults ----
 
 TEST(PodStrategyTest, CreateAppliesUpstreamDefaults) {
-  auto s = Pods();
+  auto s = PodsStrategy();
   api::Object pod = Obj(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"d"},
     "spec":{"containers":[{"name":"web","image":"nginx","ports":[{"containerPort":80}],
       "resources":{"limits":{"cpu":"1","memory":"1Gi"}},
@@ -110,14 +110,14 @@ TEST(PodStrategyTest, QosClass) {
     api::Object pod = BasePod();
     pod.mutable_doc()["spec"].get_object()["containers"].get_array()[0].get_object()["resources"] =
         json::parse(c.resources);
-    auto s = Pods();
+    auto s = PodsStrategy();
     EXPECT_EQ(Create(*s, pod), Lines{}) << c.name;
     EXPECT_EQ(Json(pod, {"status", "qosClass"}), "\"" + std::string(c.qos) + "\"") << c.name;
   }
 }
 
 TEST(PodStrategyTest, SchedulingGatesAddTheGatedCondition) {
-  auto s = Pods();
+  auto s = PodsStrategy();
   api::Object pod = BasePod();
   pod.mutable_doc()["spec"].get_object()["schedulingGates"] = json::parse(R"([{"name":"wait"}])");
   EXPECT_EQ(Create(*s, pod), Lines{});
@@ -299,7 +299,7 @@ TEST(PodStrategyTest, ValidationTable) {
        [](json::object& s) { s["dnsPolicy"] = "None"; },
        {"spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None"}},
   };
-  auto s = Pods();
+  auto s = PodsStrategy();
   for (const PodCase& c : cases) {
     api::Object pod = BasePod();
     c.mutate(pod.mutable_doc()["spec"].get_object());
@@ -308,7 +308,7 @@ TEST(PodStrategyTest, ValidationTable) {
 }
 
 TEST(PodStrategyTest, InvalidMessageMatchesKubectl) {
-  auto s = Pods();
+  auto s = PodsStrategy();
   api::Object pod = BasePod();
   Container(pod.mutable_doc()["spec"].get_object(), 0).erase("image");
   s->PrepareForCreate(pod);
@@ -333,7 +333,7 @@ TEST(PodStrategyTest, UpdateTable) {
       "`spec.tolerations` (only additions to existing tolerations),"
       "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously "
       "negative)\n";
-  auto s = Pods();
+  auto s = PodsStrategy();
   api::Object old = BasePod();
   old.mutable_doc()["spec"].get_object()["activeDeadlineSeconds"] = 100;
   old.mutable_doc()["spec"].get_object()["tolerations"] = json::parse(
@@ -396,7 +396,7 @@ TEST(PodStrategyTest, UpdateTable) {
 }
 
 TEST(PodStrategyTest, StatusUpdateKeepsSpecAndOwnersButTakesLabels) {
-  auto s = Pods();
+  auto s = PodsStrategy();
   api::Object old = Obj(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"d",
     "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"u1","controller":true}]},
     "spec":{"containers":[{"name":"c","image":"x:1"}],"nodeName":"n1","restartPolicy":"Never"}})");
@@ -431,7 +431,7 @@ TEST(PodStrategyTest, StatusUpdateKeepsSpecAndOwnersButTakesLabels) {
 }
 
 TEST(PodStrategyTest, TerminatedContainersStayTerminated) {
-  auto s = Pods();
+  auto s = PodsStrategy();
   api::Object old = Obj(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"d"},
     "spec":{"containers":[{"name":"c","image":"x:1"}],"restartPolicy":"Never"}})");
   ASSERT_EQ(Create(*s, old), Lines{});
@@ -467,7 +467,7 @@ TEST(PodStrategyTest, GracePeriod) {
        -5, 1},
       {"no spec value", R"({"spec":{"nodeName":"n"}})", std::nullopt, 0},
   };
-  auto s = Pods();
+  auto s = PodsStrategy();
   for (const Case& c : cases) EXPECT_EQ(s->GracePeriod(Obj(c.pod), c.requested), c.want) << c.name;
   auto cm = MakeStrategy(Info("", "v1", "configmaps", "ConfigMap"));
   EXPECT_EQ(cm->GracePeriod(Obj(R"({"spec":{"nodeName":"n"}})"), 30), 0);
@@ -475,12 +475,12 @@ TEST(PodStrategyTest, GracePeriod) {
 
 // ---- Namespaces ----
 
-std::shared_ptr<const Strategy> Namespaces() {
+std::shared_ptr<const Strategy> NamespacesStrategy() {
   return MakeStrategy(Info("", "v1", "namespaces", "Namespace", false, {"status", "finalize"}));
 }
 
 TEST(NamespaceStrategyTest, CreateAddsFinalizerPhaseAndNameLabel) {
-  auto s = Namespaces();
+  auto s = NamespacesStrategy();
   EXPECT_EQ(s->name_rule(), Strategy::NameRule::kDnsLabel);
   api::Object ns = Obj(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a"},
     "spec":{"finalizers":["example.com/cleanup"]},"status":{"phase":"Terminating"}})");
@@ -508,7 +508,7 @@ TEST(NamespaceStrategyTest, Validation) {
        {"spec.finalizers: Invalid value: \"cleanup\": name is neither a standard finalizer name "
         "nor is it fully qualified"}},
   };
-  auto s = Namespaces();
+  auto s = NamespacesStrategy();
   for (const Case& c : cases) {
     api::Object ns = Obj(c.obj);
     EXPECT_EQ(Create(*s, ns), c.want) << c.name;
@@ -516,7 +516,7 @@ TEST(NamespaceStrategyTest, Validation) {
 }
 
 TEST(NamespaceStrategyTest, UpdateStatusAndFinalize) {
-  auto s = Namespaces();
+  auto s = NamespacesStrategy();
   api::Object old = Obj(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":"a"}})");
   ASSERT_EQ(Create(*s, old), Lines{});
 
@@ -808,7 +808,7 @@ TEST(NamespaceStrategyTest, DeletionWaitsForBothFinalizerLists) {
 }
 
 TEST(PodBindingTest, BindPod) {
-  auto s = Pods();
+  auto s = PodsStrategy();
   api::Object pod = BasePod();
   ASSERT_EQ(testing::Create(*s, pod), Lines{});
   pod.set_uid("u1");
@@ -878,7 +878,7 @@ namespace converge::apiserver {
 namespace {
 
 TEST(PodStrategyTest, StatusUpdateCannotDropServerManagedMetadata) {
-  auto s = Pods();
+  auto s = PodsStrategy();
   api::Object old = BasePod();
   ASSERT_EQ(testing::Create(*s, old), Lines{});
   old.set_uid("u1");

@@ -38,7 +38,7 @@ std::vector<std::shared_ptr<const api::ResourceInfo>> Infos() {
   return out;
 }
 
-api::Object Widget(const std::string& json_text) {
+api::Object WidgetObject(const std::string& json_text) {
   return api::Object(json::parse(json_text).as_object());
 }
 
@@ -46,13 +46,13 @@ TEST(CustomResourceStrategyTest, CreateStoresTheStorageVersionAndDropsStatus) {
   auto infos = Infos();
   auto beta = MakeStrategy(infos[1]);  // v1beta1 has no status subresource...
   auto v1 = MakeStrategy(infos[0]);
-  api::Object w = Widget(R"({"apiVersion": "x.io/v1beta1", "kind": "Widget",
+  api::Object w = WidgetObject(R"({"apiVersion": "x.io/v1beta1", "kind": "Widget",
                             "metadata": {"name": "a"}, "status": {"replicas": 2}})");
   beta->PrepareForCreate(w);
   EXPECT_EQ(w.api_version(), "x.io/v1");  // stored in the storage version
   EXPECT_EQ(w.generation(), 1);
   EXPECT_TRUE(w.doc().contains("status"));  // ...so status is kept
-  api::Object s = Widget(R"({"apiVersion": "x.io/v1", "kind": "Widget",
+  api::Object s = WidgetObject(R"({"apiVersion": "x.io/v1", "kind": "Widget",
                             "metadata": {"name": "a"}, "status": {"replicas": 2}})");
   v1->PrepareForCreate(s);
   EXPECT_FALSE(s.doc().contains("status"));
@@ -62,7 +62,7 @@ TEST(CustomResourceStrategyTest, GenerationMovesWithSpecOnlyWhenStatusIsASubreso
   auto infos = Infos();
   auto v1 = MakeStrategy(infos[0]);
   auto beta = MakeStrategy(infos[1]);
-  const api::Object old = Widget(R"({"apiVersion": "x.io/v1", "kind": "Widget",
+  const api::Object old = WidgetObject(R"({"apiVersion": "x.io/v1", "kind": "Widget",
       "metadata": {"name": "a", "generation": 4}, "spec": {"replicas": 1, "color": "red"},
       "status": {"replicas": 1}})");
   struct Case {
@@ -90,7 +90,7 @@ TEST(CustomResourceStrategyTest, GenerationMovesWithSpecOnlyWhenStatusIsASubreso
        5, R"({"replicas":9})"},
   };
   for (const Case& c : cases) {
-    api::Object obj = Widget(c.doc);
+    api::Object obj = WidgetObject(c.doc);
     c.strategy->PrepareForUpdate(obj, old);
     EXPECT_EQ(obj.generation(), c.want_generation) << c.name;
     EXPECT_EQ(json::serialize(obj.doc().at("status")), c.want_status) << c.name;
@@ -99,7 +99,7 @@ TEST(CustomResourceStrategyTest, GenerationMovesWithSpecOnlyWhenStatusIsASubreso
 
 TEST(CustomResourceStrategyTest, DefaultPrunesAndDefaults) {
   auto v1 = MakeStrategy(Infos()[0]);
-  api::Object w = Widget(R"({"apiVersion": "x.io/v1", "kind": "Widget",
+  api::Object w = WidgetObject(R"({"apiVersion": "x.io/v1", "kind": "Widget",
       "metadata": {"name": "a", "bogus": 1}, "spec": {"replicas": 1, "extra": true}})");
   v1->Default(w);
   EXPECT_EQ(json::serialize(w.doc().at("spec")), R"({"replicas":1,"color":"red"})");
@@ -108,7 +108,7 @@ TEST(CustomResourceStrategyTest, DefaultPrunesAndDefaults) {
 
 TEST(CustomResourceStrategyTest, ValidatesSchemaAndScaleReplicas) {
   auto v1 = MakeStrategy(Infos()[0]);
-  api::Object w = Widget(R"({"apiVersion": "x.io/v1", "kind": "Widget",
+  api::Object w = WidgetObject(R"({"apiVersion": "x.io/v1", "kind": "Widget",
       "metadata": {"name": "a"}, "spec": {"replicas": -1, "color": 3}})");
   auto causes = v1->Validate(w);
   std::string got;
@@ -121,7 +121,7 @@ TEST(CustomResourceStrategyTest, ValidatesSchemaAndScaleReplicas) {
 
 TEST(CustomResourceScaleTest, ReadsAndWritesTheCrdPaths) {
   api::CustomResourceScale paths{".spec.size.replicas", ".status.replicas", ".status.selector"};
-  api::Object w = Widget(R"({"apiVersion": "x.io/v1", "kind": "Widget",
+  api::Object w = WidgetObject(R"({"apiVersion": "x.io/v1", "kind": "Widget",
       "metadata": {"name": "a", "namespace": "ns", "resourceVersion": "7"},
       "status": {"replicas": 2, "selector": "app=a"}})");
   api::Object scale = CustomResourceScaleOf(w, paths);
@@ -146,7 +146,7 @@ TEST(CustomResourceScaleTest, ClusterScopedKindsScaleWithoutANamespace) {
   // apiextensions' ValidateScale checks the replica count only (the built-in kinds' checks
   // metadata too, and they are all namespaced).
   api::CustomResourceScale paths{".spec.replicas", ".status.replicas", ""};
-  api::Object w = Widget(R"({"apiVersion": "x.io/v1", "kind": "Widget",
+  api::Object w = WidgetObject(R"({"apiVersion": "x.io/v1", "kind": "Widget",
       "metadata": {"name": "a", "resourceVersion": "7"}, "spec": {"replicas": 1}})");
   api::Object desired = CustomResourceScaleOf(w, paths);
   desired.mutable_doc()["spec"] = json::object{{"replicas", 3}};

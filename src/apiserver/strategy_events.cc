@@ -18,13 +18,13 @@ using sv::Causes;
 
 namespace {
 
-const json::value* Get(const api::Object& o, std::string_view key) {
+const json::value* TopLevelField(const api::Object& o, std::string_view key) {
   return o.doc().if_contains(key);
 }
 
 Causes ValidateV1EventSeries(const api::Object& ev) {
   Causes out;
-  const json::object* series = sv::AsObject(Get(ev, "series"));
+  const json::object* series = sv::AsObject(TopLevelField(ev, "series"));
   if (!series) return out;
   if (AsInt(series->if_contains("count")).value_or(0) < 2) {
     out.push_back(FieldInvalidString("series.count", "", "should be at least 2"));
@@ -44,11 +44,11 @@ Causes ValidateEvent(const api::Object& ev) {
     out.push_back(FieldInvalidString("involvedObject.namespace", regarding_ns,
                                      "does not match event.namespace"));
   }
-  std::string_view controller = sv::AsString(Get(ev, "reportingController"));
+  std::string_view controller = sv::AsString(TopLevelField(ev, "reportingController"));
   if (controller.empty()) out.push_back(FieldRequired("reportingController"));
   sv::Append(out, sv::ValidateQualifiedNameField("reportingController", controller));
   auto bounded = [&](std::string_view path, std::string_view key, size_t limit, bool required) {
-    std::string_view v = sv::AsString(Get(ev, key));
+    std::string_view v = sv::AsString(TopLevelField(ev, key));
     if (required && v.empty()) out.push_back(FieldRequired(std::string(path)));
     if (v.size() > limit) {
       out.push_back(FieldInvalidString(
@@ -70,21 +70,22 @@ class EventsStrategy : public Strategy {
   std::vector<StatusCause> Validate(const api::Object& ev) const override {
     Causes out = ValidateEvent(ev);
     sv::Append(out, ValidateV1EventSeries(ev));
-    if (sv::AsString(Get(ev, "eventTime")).empty()) out.push_back(FieldRequired("eventTime"));
-    std::string_view type = sv::AsString(Get(ev, "type"));
+    if (sv::AsString(TopLevelField(ev, "eventTime")).empty())
+      out.push_back(FieldRequired("eventTime"));
+    std::string_view type = sv::AsString(TopLevelField(ev, "type"));
     if (type != "Normal" && type != "Warning") {
       out.push_back(FieldInvalidString("type", "", "has invalid value: " + std::string(type)));
     }
     for (auto [key, path] : {std::pair{"deprecatedFirstTimestamp", "firstTimestamp"},
                              std::pair{"deprecatedLastTimestamp", "lastTimestamp"}}) {
-      if (!sv::AsString(Get(ev, key)).empty()) {
+      if (!sv::AsString(TopLevelField(ev, key)).empty()) {
         out.push_back(FieldInvalidString(path, "", "needs to be unset"));
       }
     }
-    if (AsInt(Get(ev, "deprecatedCount")).value_or(0) != 0) {
+    if (AsInt(TopLevelField(ev, "deprecatedCount")).value_or(0) != 0) {
       out.push_back(FieldInvalidString("count", "", "needs to be unset"));
     }
-    const json::object* src = sv::AsObject(Get(ev, "deprecatedSource"));
+    const json::object* src = sv::AsObject(TopLevelField(ev, "deprecatedSource"));
     if (src && (!api::Object::GetString(*src, "component").empty() ||
                 !api::Object::GetString(*src, "host").empty())) {
       out.push_back(FieldInvalidString("source", "", "needs to be unset"));
@@ -95,8 +96,8 @@ class EventsStrategy : public Strategy {
   std::vector<StatusCause> ValidateUpdate(const api::Object& ev,
                                           const api::Object& old) const override {
     Causes out = ValidateEvent(ev);
-    const json::value* series = Get(ev, "series");
-    const json::value* old_series = Get(old, "series");
+    const json::value* series = TopLevelField(ev, "series");
+    const json::value* old_series = TopLevelField(old, "series");
     if (sv::IsSet(series) != sv::IsSet(old_series) ||
         (series && old_series && *series != *old_series)) {
       sv::Append(out, ValidateV1EventSeries(ev));
@@ -117,8 +118,8 @@ class EventsStrategy : public Strategy {
         {"reportingInstance", "reportingInstance"},
     };
     for (const auto& [key, path] : kImmutable) {
-      const json::value* now = Get(ev, key);
-      sv::Immutable(out, std::string(path), now, Get(old, key),
+      const json::value* now = TopLevelField(ev, key);
+      sv::Immutable(out, std::string(path), now, TopLevelField(old, key),
                     now ? json::serialize(*now) : std::string("null"));
     }
     return out;

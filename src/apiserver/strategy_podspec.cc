@@ -16,15 +16,11 @@ using sv::AsObject;
 using sv::AsString;
 using sv::Causes;
 using sv::Child;
+using sv::Get;
 using sv::Index;
 using sv::Key;
 
 namespace {
-
-const json::value* Get(const json::object& o, std::string_view key) {
-  auto it = o.find(key);
-  return it == o.end() ? nullptr : &it->value();
-}
 
 void SetIfMissing(json::object& o, std::string_view key, json::value v) {
   auto it = o.find(key);

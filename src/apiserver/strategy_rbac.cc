@@ -19,7 +19,7 @@ using sv::Index;
 
 namespace {
 
-constexpr std::string_view kRbacGroup = "rbac.authorization.k8s.io";
+constexpr std::string_view kRbacApiGroup = "rbac.authorization.k8s.io";
 
 size_t Len(const json::object& o, std::string_view key) {
   const json::array* a = AsArray(o.if_contains(key));
@@ -109,7 +109,7 @@ class ClusterRoleStrategy : public Strategy {
 void DefaultBinding(api::Object& obj) {
   json::object& doc = obj.mutable_doc();
   json::object& ref = api::EnsureObject(doc, "roleRef");
-  if (api::Object::GetString(ref, "apiGroup").empty()) ref["apiGroup"] = kRbacGroup;
+  if (api::Object::GetString(ref, "apiGroup").empty()) ref["apiGroup"] = kRbacApiGroup;
   json::value* subjects = doc.if_contains("subjects");
   if (!subjects || !subjects->is_array()) return;
   for (json::value& sv : subjects->get_array()) {
@@ -120,7 +120,7 @@ void DefaultBinding(api::Object& obj) {
     if (kind == "ServiceAccount") {
       s["apiGroup"] = "";
     } else if (kind == "User" || kind == "Group") {
-      s["apiGroup"] = kRbacGroup;
+      s["apiGroup"] = kRbacApiGroup;
     }
   }
 }
@@ -139,9 +139,9 @@ Causes ValidateBinding(const api::Object& obj, bool namespaced) {
   const json::object* ref = AsObject(obj.doc().if_contains("roleRef"));
   if (!ref) ref = &kEmpty;
   std::string_view group = api::Object::GetString(*ref, "apiGroup");
-  if (group != kRbacGroup) {
+  if (group != kRbacApiGroup) {
     out.push_back(
-        FieldNotSupported("roleRef.apiGroup", json::value(group), {std::string(kRbacGroup)}));
+        FieldNotSupported("roleRef.apiGroup", json::value(group), {std::string(kRbacApiGroup)}));
   }
   std::string_view kind = api::Object::GetString(*ref, "kind");
   if (namespaced) {
@@ -181,9 +181,9 @@ Causes ValidateBinding(const api::Object& obj, bool namespaced) {
         out.push_back(FieldRequired(Child(p, "namespace")));
       }
     } else if (skind == "User" || skind == "Group") {
-      if (sgroup != kRbacGroup) {
+      if (sgroup != kRbacApiGroup) {
         out.push_back(FieldNotSupported(Child(p, "apiGroup"), json::value(sgroup),
-                                        {std::string(kRbacGroup)}));
+                                        {std::string(kRbacApiGroup)}));
       }
     } else {
       out.push_back(FieldNotSupported(Child(p, "kind"), json::value(skind),
@@ -221,7 +221,7 @@ class BindingStrategy : public Strategy {
 }  // namespace
 
 std::shared_ptr<const Strategy> MakeRbacStrategy(ResourceInfoPtr info) {
-  if (info->gvr.group != kRbacGroup) return nullptr;
+  if (info->gvr.group != kRbacApiGroup) return nullptr;
   const std::string& r = info->gvr.resource;
   if (r == "roles") return std::make_shared<RoleStrategy>(std::move(info));
   if (r == "clusterroles") return std::make_shared<ClusterRoleStrategy>(std::move(info));

@@ -10,7 +10,7 @@ namespace {
 using testing::Json;
 using testing::Obj;
 
-api::Object Deployment() {
+api::Object DeploymentObject() {
   return Obj(R"({"apiVersion":"apps/v1","kind":"Deployment",
     "metadata":{"name":"web","namespace":"default","uid":"u1","resourceVersion":"1009",
       "creationTimestamp":"2026-01-01T00:00:00Z","generation":3,"labels":{"app":"web"}},
@@ -19,12 +19,12 @@ api::Object Deployment() {
 }
 
 TEST(ScaleTest, ScaleOfMatchesKubectlCapture) {
-  EXPECT_EQ(ScaleOf(Deployment()).Serialize(),
+  EXPECT_EQ(ScaleOf(DeploymentObject()).Serialize(),
             R"({"kind":"Scale","apiVersion":"autoscaling/v1","metadata":{"name":"web",)"
             R"("namespace":"default","uid":"u1","resourceVersion":"1009",)"
             R"("creationTimestamp":"2026-01-01T00:00:00Z"},"spec":{"replicas":3},)"
             R"("status":{"replicas":1,"selector":"app=web,tier=fe"}})");
-  api::Object zero = Deployment();
+  api::Object zero = DeploymentObject();
   zero.mutable_doc()["spec"].get_object()["replicas"] = 0;
   zero.mutable_doc().erase("status");
   EXPECT_EQ(Json(ScaleOf(zero), {"spec"}), "{}");
@@ -53,7 +53,7 @@ TEST(ScaleTest, ApplyScale) {
        "3", "1009"},
   };
   for (const Case& c : cases) {
-    api::Object d = Deployment();
+    api::Object d = DeploymentObject();
     std::optional<ApiError> err = ApplyScale(d, Obj(c.scale));
     if (c.error.empty()) {
       EXPECT_FALSE(err.has_value()) << c.name;

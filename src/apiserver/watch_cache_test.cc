@@ -20,7 +20,7 @@ namespace {
 
 namespace json = boost::json;
 
-std::shared_ptr<const api::ResourceInfo> ConfigMaps() {
+std::shared_ptr<const api::ResourceInfo> ConfigMapsInfo() {
   for (const api::ResourceInfo& info : api::BuiltinResources()) {
     if (info.gvr.resource == "configmaps") return std::make_shared<api::ResourceInfo>(info);
   }
@@ -47,8 +47,8 @@ store::Event PutValue(const std::string& name, std::string value, store::Revisio
   return e;
 }
 
-store::Event Put(const std::string& name, const std::string& app, store::Revision revision,
-                 store::Revision created) {
+store::Event PutLabelled(const std::string& name, const std::string& app, store::Revision revision,
+                         store::Revision created) {
   return PutValue(name, Json(name, app), revision, created);
 }
 
@@ -73,11 +73,11 @@ std::vector<std::string> Types(const std::vector<WatchItem>& items) {
 
 class WatchCacheTest : public ::testing::Test {
  protected:
-  WatchCacheTest() : cache_(ConfigMaps(), {.history_capacity = 5, .watcher_buffer = 100}) {}
+  WatchCacheTest() : cache_(ConfigMapsInfo(), {.history_capacity = 5, .watcher_buffer = 100}) {}
 
   // Revisions 1..n: "a" created at 1, then modified once per revision.
   void History(int n) {
-    for (int r = 1; r <= n; ++r) cache_.Apply({Put("a", "web", r, 1)}, r);
+    for (int r = 1; r <= n; ++r) cache_.Apply({PutLabelled("a", "web", r, 1)}, r);
   }
 
   WatchCache cache_;
@@ -102,11 +102,11 @@ TEST_F(WatchCacheTest, ResumesFromEveryRevisionInTheWindowAndExpiresBeyondIt) {
 // history_min, at most history_capacity. Watches resume from anything kept and get 410 before it.
 TEST(WatchCacheHistoryTest, KeepsTheWindowAtLeastTheMinimumAndAtMostTheCapacity) {
   util::FakeClock clock;
-  WatchCache cache(ConfigMaps(), {.history_capacity = 8,
-                                  .history_min = 3,
-                                  .history_window = std::chrono::seconds(75),
-                                  .watcher_buffer = 100,
-                                  .clock = &clock});
+  WatchCache cache(ConfigMapsInfo(), {.history_capacity = 8,
+                                      .history_min = 3,
+                                      .history_window = std::chrono::seconds(75),
+                                      .watcher_buffer = 100,
+                                      .clock = &clock});
   auto resumes_from = [&](store::Revision from) {
     auto w = cache.Watch({}, {.from_revision = from}, 100);
     if (!w.ok()) {
@@ -121,12 +121,12 @@ TEST(WatchCacheHistoryTest, KeepsTheWindowAtLeastTheMinimumAndAtMostTheCapacity)
     return true;
   };
   cache.Reset({}, 0);
-  cache.Apply({Put("a", "web", 1, 1)}, 1);
-  for (int r = 2; r <= 6; ++r) cache.Apply({Put("a", "web", r, 1)}, r);
+  cache.Apply({PutLabelled("a", "web", 1, 1)}, 1);
+  for (int r = 2; r <= 6; ++r) cache.Apply({PutLabelled("a", "web", r, 1)}, r);
   EXPECT_EQ(cache.history_size(), 6u);  // a burst inside the window is kept whole
 
   clock.Step(std::chrono::seconds(10));
-  for (int r = 7; r <= 12; ++r) cache.Apply({Put("a", "web", r, 1)}, r);
+  for (int r = 7; r <= 12; ++r) cache.Apply({PutLabelled("a", "web", r, 1)}, r);
   EXPECT_EQ(cache.history_size(), 8u);  // ... up to the capacity: revisions 5..12
   EXPECT_FALSE(resumes_from(3));
   EXPECT_TRUE(resumes_from(4));
@@ -143,7 +143,7 @@ TEST(WatchCacheHistoryTest, KeepsTheWindowAtLeastTheMinimumAndAtMostTheCapacity)
   EXPECT_TRUE(resumes_from(9));
   EXPECT_TRUE(resumes_from(12));
 
-  cache.Apply({Put("a", "web", 13, 1)}, 13);  // a new event pushes the oldest old one out
+  cache.Apply({PutLabelled("a", "web", 13, 1)}, 13);  // a new event pushes the oldest old one out
   EXPECT_EQ(cache.history_size(), 3u);
   EXPECT_FALSE(resumes_from(9));
   EXPECT_TRUE(resumes_from(10));
@@ -159,7 +159,7 @@ TEST(CacherHistoryTest, TheTickerDropsEventsOlderThanTheWindow) {
   options.cache.history_min = 2;
   options.clock = &clock;
   Cacher cacher(kv->get(), options);
-  WatchCache* cache = cacher.AddResource(ConfigMaps());
+  WatchCache* cache = cacher.AddResource(ConfigMapsInfo());
   ASSERT_TRUE(cacher.Start().ok());
   store::Revision last = 0;
   for (int i = 0; i < 5; ++i) {
@@ -186,7 +186,7 @@ TEST_F(WatchCacheTest, EveryWatcherGetsTheSameEncodedBytes) {
   auto w1 = cache_.Watch({}, {.from_revision = 1}, 100);
   auto w2 = cache_.Watch({}, {.from_revision = 1}, 100);
   ASSERT_TRUE(w1.ok() && w2.ok());
-  cache_.Apply({Put("a", "web", 2, 1)}, 2);
+  cache_.Apply({PutLabelled("a", "web", 2, 1)}, 2);
   std::vector<WatchItem> a = Drain(**w1), b = Drain(**w2);
   ASSERT_EQ(a.size(), 1u);
   ASSERT_EQ(b.size(), 1u);
@@ -211,7 +211,7 @@ void Offer(WatchCache& cache, std::shared_ptr<PendingWrite>* holder, const std::
            const std::string& app) {
   auto obj = api::Object::Parse(Json(name, app));
   EXPECT_TRUE(obj.ok());
-  *holder = std::make_shared<PendingWrite>(ConfigMaps(), "/registry/configmaps/default/" + name,
+  *holder = std::make_shared<PendingWrite>(ConfigMapsInfo(), "/registry/configmaps/default/" + name,
                                            *obj, EncodeObject(obj->doc()));
   cache.Offer(*holder);
 }
@@ -278,17 +278,17 @@ TEST_F(WatchCacheTest, SelectorsTurnChangesIntoAddedAndDeleted) {
   web.labels = *api::LabelSelector::Parse("app=web");
   auto w = cache_.Watch(web, {.from_revision = 0}, 100);
   ASSERT_TRUE(w.ok());
-  cache_.Apply({Put("a", "db", 1, 1)}, 1);   // never matched: nothing
-  cache_.Apply({Put("a", "web", 2, 1)}, 2);  // starts matching
-  cache_.Apply({Put("a", "web", 3, 1)}, 3);  // still matching
-  cache_.Apply({Put("a", "db", 4, 1)}, 4);   // stops matching
+  cache_.Apply({PutLabelled("a", "db", 1, 1)}, 1);   // never matched: nothing
+  cache_.Apply({PutLabelled("a", "web", 2, 1)}, 2);  // starts matching
+  cache_.Apply({PutLabelled("a", "web", 3, 1)}, 3);  // still matching
+  cache_.Apply({PutLabelled("a", "db", 4, 1)}, 4);   // stops matching
   EXPECT_EQ(Types(Drain(**w)),
             (std::vector<std::string>{"ADDED a@2", "MODIFIED a@3", "DELETED a@4"}));
 }
 
 TEST_F(WatchCacheTest, InitialEventsThenTheirEndBookmark) {
-  cache_.Apply({Put("a", "web", 1, 1)}, 1);
-  cache_.Apply({Put("b", "web", 2, 2)}, 2);
+  cache_.Apply({PutLabelled("a", "web", 1, 1)}, 1);
+  cache_.Apply({PutLabelled("b", "web", 2, 2)}, 2);
   auto w = cache_.Watch({}, {.bookmarks = true, .initial_events_end_bookmark = true}, 100);
   ASSERT_TRUE(w.ok());
   std::vector<WatchItem> items = Drain(**w);
@@ -315,20 +315,22 @@ store::Event Delete(const std::string& name, store::Revision revision) {
 }
 
 TEST(HistoryOnlyWatchCacheTest, KeepsNoObjectsAndTakesThePreviousStateFromTheStoresEvent) {
-  WatchCache cache(ConfigMaps(),
+  WatchCache cache(ConfigMapsInfo(),
                    {.history_capacity = 5, .watcher_buffer = 100, .keep_objects = false});
-  auto loaded = CachedObject::FromKeyValue(*ConfigMaps(), *Put("z", "web", 1, 1).kv);
+  auto loaded = CachedObject::FromKeyValue(*ConfigMapsInfo(), *PutLabelled("z", "web", 1, 1).kv);
   ASSERT_TRUE(loaded.ok());
   cache.Reset({*loaded}, 1);
   WatchFilter web;
   web.labels = *api::LabelSelector::Parse("app=web");
   auto w = cache.Watch(web, {.from_revision = 1}, 100);
   ASSERT_TRUE(w.ok());
-  cache.Apply({Put("a", "web", 2, 2)}, 2);
-  cache.Apply({WithPrev(Put("a", "web", 3, 2), Put("a", "web", 2, 2))}, 3);
-  cache.Apply({WithPrev(Put("a", "db", 4, 2), Put("a", "web", 3, 2))}, 4);  // leaves the selector
-  cache.Apply({WithPrev(Put("a", "web", 5, 2), Put("a", "db", 4, 2))}, 5);  // comes back
-  cache.Apply({WithPrev(Delete("a", 6), Put("a", "web", 5, 2))}, 6);
+  cache.Apply({PutLabelled("a", "web", 2, 2)}, 2);
+  cache.Apply({WithPrev(PutLabelled("a", "web", 3, 2), PutLabelled("a", "web", 2, 2))}, 3);
+  cache.Apply({WithPrev(PutLabelled("a", "db", 4, 2), PutLabelled("a", "web", 3, 2))},
+              4);  // leaves the selector
+  cache.Apply({WithPrev(PutLabelled("a", "web", 5, 2), PutLabelled("a", "db", 4, 2))},
+              5);  // comes back
+  cache.Apply({WithPrev(Delete("a", 6), PutLabelled("a", "web", 5, 2))}, 6);
   cache.Apply({Delete("never-seen", 7)}, 7);  // no previous state: nothing to say
   std::vector<WatchItem> items = Drain(**w);
   EXPECT_EQ(Types(items), (std::vector<std::string>{"ADDED a@2", "MODIFIED a@3", "DELETED a@4",
@@ -344,8 +346,8 @@ TEST(HistoryOnlyWatchCacheTest, KeepsNoObjectsAndTakesThePreviousStateFromTheSto
 
   // A watch that starts with the current state is handed it (read from the store at 7), then
   // gets the changes after 7.
-  auto b = CachedObject::FromKeyValue(*ConfigMaps(), *Put("b", "web", 7, 7).kv);
-  auto c = CachedObject::FromKeyValue(*ConfigMaps(), *Put("c", "db", 7, 7).kv);
+  auto b = CachedObject::FromKeyValue(*ConfigMapsInfo(), *PutLabelled("b", "web", 7, 7).kv);
+  auto c = CachedObject::FromKeyValue(*ConfigMapsInfo(), *PutLabelled("c", "db", 7, 7).kv);
   ASSERT_TRUE(b.ok() && c.ok());
   auto w2 = cache.Watch(web,
                         {.from_revision = 7,
@@ -354,7 +356,7 @@ TEST(HistoryOnlyWatchCacheTest, KeepsNoObjectsAndTakesThePreviousStateFromTheSto
                          .initial_objects = std::vector<CachedObjectPtr>{*b, *c}},
                         100);
   ASSERT_TRUE(w2.ok());
-  cache.Apply({Put("d", "web", 8, 8)}, 8);
+  cache.Apply({PutLabelled("d", "web", 8, 8)}, 8);
   items = Drain(**w2);
   EXPECT_EQ(Types(items), (std::vector<std::string>{"ADDED b@7", "BOOKMARK", "ADDED d@8"}));
   ASSERT_EQ(items.size(), 3u);
@@ -382,14 +384,14 @@ TEST_F(WatchCacheTest, PeriodicBookmarksOnlyForWatchersThatAskAndOnlyWhenDue) {
 }
 
 TEST_F(WatchCacheTest, ASlowWatcherIsEndedWithoutHoldingUpTheOthers) {
-  WatchCache cache(ConfigMaps(), {.history_capacity = 100, .watcher_buffer = 3});
+  WatchCache cache(ConfigMapsInfo(), {.history_capacity = 100, .watcher_buffer = 3});
   auto slow = cache.Watch({}, {.from_revision = 0}, 3);
   auto fast = cache.Watch({}, {.from_revision = 0}, 3);
   ASSERT_TRUE(slow.ok() && fast.ok());
   std::vector<std::string> seen;
   // The dispatcher applies 10 revisions; only one watcher keeps up. Apply never waits.
   for (int r = 1; r <= 10; ++r) {
-    cache.Apply({Put("a", "web", r, 1)}, r);
+    cache.Apply({PutLabelled("a", "web", r, 1)}, r);
     for (const std::string& t : Types(Drain(**fast))) seen.push_back(t);
   }
   EXPECT_EQ(seen.size(), 10u);

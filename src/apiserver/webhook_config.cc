@@ -11,7 +11,7 @@ namespace json = boost::json;
 
 namespace {
 
-std::vector<std::string> Strings(const json::object& o, std::string_view key) {
+std::vector<std::string> StringMembers(const json::object& o, std::string_view key) {
   std::vector<std::string> out;
   const json::value* v = o.if_contains(key);
   if (!v || !v->is_array()) return out;
@@ -75,10 +75,10 @@ std::vector<Webhook> WebhooksFromConfiguration(const json::object& doc, bool mut
         if (!rv.is_object()) continue;
         const json::object& r = rv.get_object();
         WebhookRule rule;
-        rule.operations = Strings(r, "operations");
-        rule.api_groups = Strings(r, "apiGroups");
-        rule.api_versions = Strings(r, "apiVersions");
-        rule.resources = Strings(r, "resources");
+        rule.operations = StringMembers(r, "operations");
+        rule.api_groups = StringMembers(r, "apiGroups");
+        rule.api_versions = StringMembers(r, "apiVersions");
+        rule.resources = StringMembers(r, "resources");
         if (std::string_view scope = api::Object::GetString(r, "scope"); !scope.empty()) {
           rule.scope = scope;
         }

@@ -21,7 +21,7 @@ double Ms(std::chrono::nanoseconds d) {
   return static_cast<double>(d.count()) / 1e6;
 }
 
-double Median(std::vector<double> v) {
+double MedianOf(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -39,7 +39,7 @@ util::StatusOr<double> EmptyStart(const StartupOptions& options, const std::stri
     if (auto s = server.Start(); !s.ok()) return s;
     ms.push_back(Ms(server.ready_after()));
   }
-  return Median(ms);
+  return MedianOf(ms);
 }
 
 }  // namespace
@@ -93,7 +93,7 @@ util::Status RunStartup(const StartupOptions& options, Report* report) {
     ms.push_back(Ms(server.ready_after()));
     rss = std::max(rss, SampleProcess(server.pid()).rss_bytes);
   }
-  report->Add("startup_reopen_ms", Median(ms));
+  report->Add("startup_reopen_ms", MedianOf(ms));
   report->Add("reopen_server_rss_bytes", rss);
   report->Add("load_average_1m_at_end", LoadAverage1m());
   report->Note("medians of " + std::to_string(options.repeat) +

@@ -14,7 +14,7 @@ namespace converge::client {
 namespace {
 
 // An in-memory sink: remembers Events by name, applies patches to count/lastTimestamp/message.
-class FakeSink final : public EventSink {
+class RecordingSink final : public EventSink {
  public:
   util::StatusOr<api::Object> Create(const api::Object& event) override {
     calls.push_back("create " + std::string(event.name()));
@@ -57,7 +57,7 @@ api::Object Pod() {
 
 TEST(EventRecorderTest, WritesACoreV1EventAsUpstreamDoes) {
   util::FakeClock clock;
-  FakeSink sink;
+  RecordingSink sink;
   EventRecorder rec(
       {.source = {"replicaset-controller", "node-a"}, .sink = &sink, .clock = &clock});
   rec.Event(Pod(), kEventTypeWarning, "FailedCreate", "quota exceeded");
@@ -88,7 +88,7 @@ TEST(EventRecorderTest, WritesACoreV1EventAsUpstreamDoes) {
 
 TEST(EventRecorderTest, RepeatsAreCountedOnOneEvent) {
   util::FakeClock clock;
-  FakeSink sink;
+  RecordingSink sink;
   EventRecorder rec({.source = {"rs"}, .sink = &sink, .clock = &clock});
   for (int i = 0; i < 3; ++i) {
     rec.Event(Pod(), kEventTypeWarning, "FailedCreate", "quota exceeded");
@@ -109,7 +109,7 @@ TEST(EventRecorderTest, RepeatsAreCountedOnOneEvent) {
 
 TEST(EventRecorderTest, APatchOfAVanishedEventCreatesAnewOne) {
   util::FakeClock clock;
-  FakeSink sink;
+  RecordingSink sink;
   EventRecorder rec({.source = {"rs"}, .sink = &sink, .clock = &clock});
   rec.Event(Pod(), kEventTypeNormal, "Scaled", "up to 3");
   rec.Flush();
@@ -126,7 +126,7 @@ TEST(EventRecorderTest, APatchOfAVanishedEventCreatesAnewOne) {
 // event is created anew; a repeat of a kept one (refreshed by its last write) is patched.
 TEST(EventRecorderTest, TheAggregationCacheForgetsTheLeastRecentlyWritten) {
   util::FakeClock clock;
-  FakeSink sink;
+  RecordingSink sink;
   EventRecorder rec({.source = {"rs"}, .sink = &sink, .clock = &clock, .cache_size = 2});
   auto record = [&](const char* message) {
     rec.Event(Pod(), kEventTypeNormal, "Scaled", message);
@@ -150,7 +150,7 @@ TEST(EventRecorderTest, TheAggregationCacheForgetsTheLeastRecentlyWritten) {
 
 TEST(EventRecorderTest, RetriesTransientFailuresOnTheClock) {
   util::FakeClock clock;
-  FakeSink sink;
+  RecordingSink sink;
   sink.fail_next = true;
   EventRecorder rec({.source = {"rs"}, .sink = &sink, .clock = &clock});
   rec.Event(Pod(), kEventTypeNormal, "Scaled", "up to 3");
@@ -163,7 +163,7 @@ TEST(EventRecorderTest, RetriesTransientFailuresOnTheClock) {
 }
 
 TEST(EventRecorderTest, AFullQueueDropsInsteadOfBlocking) {
-  FakeSink sink;
+  RecordingSink sink;
   EventRecorder rec({.source = {"rs"}, .sink = &sink, .max_queued = 2});
   for (int i = 0; i < 5; ++i) rec.Event(Pod(), kEventTypeNormal, "R", std::to_string(i));
   EXPECT_EQ(rec.dropped(), 3);
@@ -172,7 +172,7 @@ TEST(EventRecorderTest, AFullQueueDropsInsteadOfBlocking) {
 }
 
 TEST(EventRecorderTest, ClusterScopedObjectsGetEventsInDefault) {
-  FakeSink sink;
+  RecordingSink sink;
   EventRecorder rec({.source = {"node-controller"}, .sink = &sink});
   api::Object node;
   node.SetGvk({"", "v1", "Node"});
@@ -192,7 +192,7 @@ api::Object ReplicaSet(const std::string& name = "web-abc") {
   return o;
 }
 
-std::vector<std::string> Verbs(const FakeSink& sink) {
+std::vector<std::string> Verbs(const RecordingSink& sink) {
   std::vector<std::string> verbs;
   for (const std::string& call : sink.calls) verbs.push_back(call.substr(0, call.find(' ')));
   return verbs;
@@ -202,7 +202,7 @@ std::vector<std::string> Verbs(const FakeSink& sink) {
 // ten minutes) starts an Event "(combined from similar events): ..."; later ones count on it.
 TEST(EventRecorderTest, SimilarEventsWithManyMessagesAreCombined) {
   util::FakeClock clock;
-  FakeSink sink;
+  RecordingSink sink;
   EventRecorder rec({.source = {"replicaset-controller"}, .sink = &sink, .clock = &clock});
   for (int i = 0; i < 12; ++i) {
     rec.Event(ReplicaSet(), kEventTypeNormal, "SuccessfulCreate",
@@ -241,7 +241,7 @@ TEST(EventRecorderTest, SimilarEventsWithManyMessagesAreCombined) {
 // events it holds back still count on the Event they belong to.
 TEST(EventRecorderTest, TheSpamFilterLimitsWritesPerObject) {
   util::FakeClock clock;
-  FakeSink sink;
+  RecordingSink sink;
   EventRecorder rec({.source = {"kubelet", "node-a"}, .sink = &sink, .clock = &clock});
   for (int i = 0; i < 30; ++i) {
     rec.Event(Pod(), kEventTypeWarning, "BackOff", "Back-off restarting failed container");

@@ -12,9 +12,9 @@
 namespace converge::client {
 namespace {
 
-api::ObjectPtr Pod(const std::string& ns, const std::string& name, const std::string& node,
-                   std::map<std::string, std::string> labels = {},
-                   std::vector<std::pair<std::string, bool>> owners = {}) {
+api::ObjectPtr PodOn(const std::string& ns, const std::string& name, const std::string& node,
+                     std::map<std::string, std::string> labels = {},
+                     std::vector<std::pair<std::string, bool>> owners = {}) {
   api::Object o;
   o.SetGvk({"", "v1", "Pod"});
   o.set_namespace(ns);
@@ -49,10 +49,10 @@ Indexer AllIndexes() {
 
 TEST(IndexerTest, QueriesEveryBuiltInIndex) {
   Indexer idx = AllIndexes();
-  idx.Upsert(Pod("a", "p1", "n1", {{"app", "web"}}, {{"rs-1", true}}));
-  idx.Upsert(Pod("a", "p2", "n2", {{"app", "web"}}, {{"rs-1", true}, {"other", false}}));
-  idx.Upsert(Pod("b", "p3", "n1", {{"app", "db"}}, {{"other", false}}));
-  idx.Upsert(Pod("b", "p4", ""));
+  idx.Upsert(PodOn("a", "p1", "n1", {{"app", "web"}}, {{"rs-1", true}}));
+  idx.Upsert(PodOn("a", "p2", "n2", {{"app", "web"}}, {{"rs-1", true}, {"other", false}}));
+  idx.Upsert(PodOn("b", "p3", "n1", {{"app", "db"}}, {{"other", false}}));
+  idx.Upsert(PodOn("b", "p4", ""));
 
   EXPECT_EQ(Names(*idx.ByIndex(kNamespaceIndex, "a")), (std::vector<std::string>{"a/p1", "a/p2"}));
   EXPECT_EQ(Names(*idx.ByIndex(kOwnerUidIndex, "other")),
@@ -65,15 +65,15 @@ TEST(IndexerTest, QueriesEveryBuiltInIndex) {
   EXPECT_EQ(Names(*idx.ByIndex(kNodeNameIndex, "n1")), (std::vector<std::string>{"a/p1", "b/p3"}));
   EXPECT_EQ(Names(*idx.ByIndex("label:app", "db")), (std::vector<std::string>{"b/p3"}));
   EXPECT_EQ(*idx.ListIndexFuncValues(kNodeNameIndex), (std::vector<std::string>{"n1", "n2"}));
-  EXPECT_EQ(Names(*idx.Index(kNodeNameIndex, *Pod("x", "probe", "n2"))),
+  EXPECT_EQ(Names(*idx.Index(kNodeNameIndex, *PodOn("x", "probe", "n2"))),
             (std::vector<std::string>{"a/p2"}));
   EXPECT_EQ(idx.ByIndex("nope", "x").status().code(), util::Code::kNotFound);
 }
 
 TEST(IndexerTest, UpdatesMoveObjectsBetweenIndexValues) {
   Indexer idx = AllIndexes();
-  idx.Upsert(Pod("a", "p1", "n1", {{"app", "web"}}));
-  api::ObjectPtr old = idx.Upsert(Pod("a", "p1", "n2", {{"app", "api"}}));
+  idx.Upsert(PodOn("a", "p1", "n1", {{"app", "web"}}));
+  api::ObjectPtr old = idx.Upsert(PodOn("a", "p1", "n2", {{"app", "api"}}));
   ASSERT_NE(old, nullptr);
   EXPECT_EQ(api::FieldValue(old->doc(), "spec.nodeName"), "n1");
   EXPECT_TRUE(idx.ByIndex(kNodeNameIndex, "n1")->empty());
@@ -89,8 +89,8 @@ TEST(IndexerTest, UpdatesMoveObjectsBetweenIndexValues) {
 
 TEST(IndexerTest, ReplaceAndLateIndexersRebuild) {
   Indexer idx;  // namespace index only
-  idx.Upsert(Pod("a", "old", "n1"));
-  idx.Replace({Pod("a", "p1", "n1"), Pod("b", "p2", "n2")});
+  idx.Upsert(PodOn("a", "old", "n1"));
+  idx.Replace({PodOn("a", "p1", "n1"), PodOn("b", "p2", "n2")});
   EXPECT_EQ(idx.Get({"a", "old"}), nullptr);
   EXPECT_EQ(Names(*idx.ByIndex(kNamespaceIndex, "b")), (std::vector<std::string>{"b/p2"}));
   ASSERT_TRUE(
@@ -102,7 +102,7 @@ TEST(IndexerTest, ReplaceAndLateIndexersRebuild) {
 
 TEST(IndexerTest, CachedObjectsCannotBeModifiedThroughTheCache) {
   Indexer idx;
-  idx.Upsert(Pod("a", "p1", "n1"));
+  idx.Upsert(PodOn("a", "p1", "n1"));
   api::ObjectPtr p = idx.Get({"a", "p1"});
   static_assert(std::is_const_v<std::remove_reference_t<decltype(*p)>>);
   api::Object copy = *p;  // the way to change one: copy it
@@ -124,8 +124,8 @@ TEST(IndexerTest, MatchesAReferenceModelUnderRandomOperations) {
     int op = static_cast<int>(rng() % 10);
     if (op < 6) {
       api::ObjectPtr p =
-          Pod(ns, name, nodes[rng() % nodes.size()], {{"app", apps[rng() % apps.size()]}},
-              {{"uid" + std::to_string(rng() % 4), rng() % 2 == 0}});
+          PodOn(ns, name, nodes[rng() % nodes.size()], {{"app", apps[rng() % apps.size()]}},
+                {{"uid" + std::to_string(rng() % 4), rng() % 2 == 0}});
       idx.Upsert(p);
       model[p->key()] = p;
     } else if (op < 9) {
@@ -134,7 +134,7 @@ TEST(IndexerTest, MatchesAReferenceModelUnderRandomOperations) {
     } else {
       std::vector<api::ObjectPtr> objs;
       for (int i = 0; i < 5; ++i) {
-        objs.push_back(Pod("ns0", "r" + std::to_string(i), nodes[rng() % nodes.size()]));
+        objs.push_back(PodOn("ns0", "r" + std::to_string(i), nodes[rng() % nodes.size()]));
       }
       idx.Replace(objs);
       model.clear();
@@ -163,9 +163,9 @@ TEST(IndexerTest, MatchesAReferenceModelUnderRandomOperations) {
 
 TEST(ListerTest, ListsByNamespaceAndSelector) {
   Indexer idx;
-  idx.Upsert(Pod("a", "p1", "", {{"app", "web"}}));
-  idx.Upsert(Pod("a", "p2", "", {{"app", "db"}}));
-  idx.Upsert(Pod("b", "p3", "", {{"app", "web"}}));
+  idx.Upsert(PodOn("a", "p1", "", {{"app", "web"}}));
+  idx.Upsert(PodOn("a", "p2", "", {{"app", "db"}}));
+  idx.Upsert(PodOn("b", "p3", "", {{"app", "web"}}));
   Lister lister(&idx);
   api::LabelSelector web = *api::LabelSelector::Parse("app=web");
   EXPECT_EQ(Names(lister.List(web)), (std::vector<std::string>{"a/p1", "b/p3"}));

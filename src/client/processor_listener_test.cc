@@ -11,7 +11,7 @@
 namespace converge::client {
 namespace {
 
-api::ObjectPtr Obj(int i) {
+api::ObjectPtr NumberedObj(int i) {
   api::Object o;
   o.SetGvk({"", "v1", "ConfigMap"});
   o.set_namespace("ns");
@@ -22,7 +22,7 @@ api::ObjectPtr Obj(int i) {
 Notification Add(int i, bool initial = false) {
   Notification n;
   n.kind = Notification::Kind::kAdd;
-  n.obj = Obj(i);
+  n.obj = NumberedObj(i);
   n.is_initial_list = initial;
   return n;
 }

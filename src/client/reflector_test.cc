@@ -15,7 +15,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-api::ObjectPtr Obj(const std::string& name, const std::string& rv) {
+api::ObjectPtr ListedObj(const std::string& name, const std::string& rv) {
   api::Object o;
   o.SetGvk({"", "v1", "ConfigMap"});
   o.set_namespace("ns");
@@ -63,8 +63,8 @@ util::Status Expired() {
   return util::OutOfRange("too old resource version: 15 (20)").WithReason("Expired");
 }
 
-struct Harness {
-  explicit Harness(util::Clock::Duration resync = {}) {
+struct ReflectorHarness {
+  explicit ReflectorHarness(util::Clock::Duration resync = {}) {
     ReflectorOptions o;
     o.name = "test";
     o.lister_watcher = &lw;
@@ -76,7 +76,7 @@ struct Harness {
     o.on_error = [](const util::Status&) {};
     reflector = std::make_unique<Reflector>(std::move(o));
   }
-  ~Harness() { Stop(); }
+  ~ReflectorHarness() { Stop(); }
   void Start() {
     thread = std::jthread([this](std::stop_token st) { reflector->Run(st); });
   }
@@ -102,11 +102,11 @@ struct Harness {
 };
 
 TEST(ReflectorTest, ExactListWatchResourceVersionSequence) {
-  Harness h;
+  ReflectorHarness h;
   // 1. The first list: resourceVersion "0", pages of 500; the second page drops the
   //    resourceVersion and follows the continue token.
-  h.lw.PushList(MakeList("10", {Obj("a", "5")}, "c1"));
-  h.lw.PushList(MakeList("10", {Obj("b", "7")}));
+  h.lw.PushList(MakeList("10", {ListedObj("a", "5")}, "c1"));
+  h.lw.PushList(MakeList("10", {ListedObj("b", "7")}));
   std::shared_ptr<FakeWatcher> w1 = h.lw.PushWatch();
   h.Start();
   h.lw.WaitForWatches(1);
@@ -126,8 +126,8 @@ TEST(ReflectorTest, ExactListWatchResourceVersionSequence) {
   EXPECT_EQ(watch.timeout_seconds, 375);
 
   // 3. Events and bookmarks advance the resourceVersion; a clean close resumes from it at once.
-  w1->Push(EventType::kAdded, Obj("c", "11"));
-  w1->Push(EventType::kModified, Obj("a", "12"));
+  w1->Push(EventType::kAdded, ListedObj("c", "11"));
+  w1->Push(EventType::kModified, ListedObj("a", "12"));
   w1->PushBookmark("15");
   std::shared_ptr<FakeWatcher> w2 = h.lw.PushWatch();
   w1->End();
@@ -142,7 +142,7 @@ TEST(ReflectorTest, ExactListWatchResourceVersionSequence) {
   //    ("0") came back in pages: the server has no watch cache for this resource (client-go's
   //    paginatedResult; see RelistAtTheLastResourceVersionWhenTheCacheHasIt for the unpaged case).
   h.lw.PushList(Expired());
-  h.lw.PushList(MakeList("30", {Obj("a", "12"), Obj("d", "29")}));
+  h.lw.PushList(MakeList("30", {ListedObj("a", "12"), ListedObj("d", "29")}));
   std::shared_ptr<FakeWatcher> w3 = h.lw.PushWatch();
   w2->PushError(Expired());
   h.ExpectSleep(milliseconds(800));
@@ -163,13 +163,13 @@ TEST(ReflectorTest, ExactListWatchResourceVersionSequence) {
 }
 
 TEST(ReflectorTest, RelistAtTheLastResourceVersionWhenTheCacheHasIt) {
-  Harness h;
+  ReflectorHarness h;
   h.lw.PushList(MakeList("10", {}));
   std::shared_ptr<FakeWatcher> w1 = h.lw.PushWatch();
   h.Start();
   h.lw.WaitForWatches(1);
-  w1->Push(EventType::kAdded, Obj("a", "12"));
-  h.lw.PushList(MakeList("20", {Obj("a", "12")}));
+  w1->Push(EventType::kAdded, ListedObj("a", "12"));
+  h.lw.PushList(MakeList("20", {ListedObj("a", "12")}));
   h.lw.PushWatch();
   w1->PushError(Expired());
   h.ExpectSleep(milliseconds(800));
@@ -184,12 +184,12 @@ TEST(ReflectorTest, RelistAtTheLastResourceVersionWhenTheCacheHasIt) {
 }
 
 TEST(ReflectorTest, UnreachableServerRetriesTheWatchFromTheSameResourceVersion) {
-  Harness h;
+  ReflectorHarness h;
   h.lw.PushList(MakeList("10", {}));
   std::shared_ptr<FakeWatcher> w1 = h.lw.PushWatch();
   h.Start();
   h.lw.WaitForWatches(1);
-  w1->Push(EventType::kAdded, Obj("a", "11"));
+  w1->Push(EventType::kAdded, ListedObj("a", "11"));
   // The server goes away: the stream breaks, re-watching is refused twice, then works.
   h.lw.PushWatchError(util::Unavailable("connection refused"));
   h.lw.PushWatchError(util::Unavailable("connection refused"));
@@ -206,7 +206,7 @@ TEST(ReflectorTest, UnreachableServerRetriesTheWatchFromTheSameResourceVersion) 
 }
 
 TEST(ReflectorTest, AVeryShortEmptyWatchRelistsAfterABackoff) {
-  Harness h;
+  ReflectorHarness h;
   h.lw.PushList(MakeList("10", {}));
   std::shared_ptr<FakeWatcher> w1 = h.lw.PushWatch();
   h.lw.PushList(MakeList("10", {}));
@@ -221,10 +221,10 @@ TEST(ReflectorTest, AVeryShortEmptyWatchRelistsAfterABackoff) {
 }
 
 TEST(ReflectorTest, AnExpiredContinuationFallsBackToOneFullList) {
-  Harness h;
-  h.lw.PushList(MakeList("10", {Obj("a", "5")}, "c1"));
+  ReflectorHarness h;
+  h.lw.PushList(MakeList("10", {ListedObj("a", "5")}, "c1"));
   h.lw.PushList(Expired());
-  h.lw.PushList(MakeList("40", {Obj("a", "5"), Obj("b", "33")}));
+  h.lw.PushList(MakeList("40", {ListedObj("a", "5"), ListedObj("b", "33")}));
   h.lw.PushWatch();
   h.Start();
   h.lw.WaitForWatches(1);
@@ -238,7 +238,7 @@ TEST(ReflectorTest, AnExpiredContinuationFallsBackToOneFullList) {
 }
 
 TEST(ReflectorTest, BackoffGrowsOverFailuresAndResetsAfterAHealthyWatch) {
-  Harness h;
+  ReflectorHarness h;
   h.lw.PushList(util::Unavailable("connection refused"));
   h.lw.PushList(util::Unavailable("connection refused"));
   h.lw.PushList(util::Unavailable("connection refused"));
@@ -250,7 +250,7 @@ TEST(ReflectorTest, BackoffGrowsOverFailuresAndResetsAfterAHealthyWatch) {
   h.ExpectSleep(milliseconds(3200));
   h.lw.WaitForWatches(1);
   // The watch stays up for three minutes, then fails: the next wait starts over at 800 ms.
-  w1->Push(EventType::kAdded, Obj("a", "11"));
+  w1->Push(EventType::kAdded, ListedObj("a", "11"));
   h.clock.Step(std::chrono::minutes(3));
   h.lw.PushList(MakeList("20", {}));
   h.lw.PushWatch();
@@ -260,12 +260,12 @@ TEST(ReflectorTest, BackoffGrowsOverFailuresAndResetsAfterAHealthyWatch) {
 }
 
 TEST(ReflectorTest, TooManyRequestsOnAWatchBacksOffAndRewatches) {
-  Harness h;
+  ReflectorHarness h;
   h.lw.PushList(MakeList("10", {}));
   std::shared_ptr<FakeWatcher> w1 = h.lw.PushWatch();
   h.Start();
   h.lw.WaitForWatches(1);
-  w1->Push(EventType::kAdded, Obj("a", "11"));
+  w1->Push(EventType::kAdded, ListedObj("a", "11"));
   h.lw.PushWatch();
   w1->PushError(util::Unavailable("slow down").WithReason("TooManyRequests"));
   h.ExpectSleep(milliseconds(800));
@@ -275,7 +275,7 @@ TEST(ReflectorTest, TooManyRequestsOnAWatchBacksOffAndRewatches) {
 }
 
 TEST(ReflectorTest, ResyncCallsTheStoreEveryPeriodWhileWatching) {
-  Harness h(std::chrono::seconds(30));
+  ReflectorHarness h(std::chrono::seconds(30));
   h.lw.PushList(MakeList("10", {}));
   h.lw.PushWatch();
   h.Start();
@@ -318,7 +318,7 @@ class KeepingStore final : public ReflectorStore {
 };
 
 api::ObjectPtr ObjWithManagedFields(const std::string& name, const std::string& rv) {
-  api::Object o = *Obj(name, rv);
+  api::Object o = *ListedObj(name, rv);
   o.mutable_metadata()["managedFields"] = boost::json::parse(
       R"([{"manager":"m","operation":"Update","apiVersion":"v1","fieldsType":"FieldsV1",)"
       R"("fieldsV1":{"f:data":{}}}])");
@@ -352,14 +352,14 @@ std::map<std::string, api::ObjectPtr> ListAndWatchThreeObjects(bool drop_managed
 }
 
 TEST(ReflectorTest, DropManagedFieldsStripsListedAndWatchedObjects) {
-  api::ObjectPtr c = Obj("c", "12");
+  api::ObjectPtr c = ListedObj("c", "12");
   std::map<std::string, api::ObjectPtr> kept = ListAndWatchThreeObjects(true, c);
   ASSERT_EQ(kept.size(), 3u);
   EXPECT_FALSE(HasManagedFields(kept["a"]));
   EXPECT_FALSE(HasManagedFields(kept["b"]));
   // The rest of the object is kept.
-  EXPECT_EQ(kept["a"]->doc(), Obj("a", "5")->doc());
-  EXPECT_EQ(kept["b"]->doc(), Obj("b", "11")->doc());
+  EXPECT_EQ(kept["a"]->doc(), ListedObj("a", "5")->doc());
+  EXPECT_EQ(kept["b"]->doc(), ListedObj("b", "11")->doc());
   // An object without managedFields (what the in-process watch hands over) is not copied.
   EXPECT_EQ(kept["c"].get(), c.get());
 

@@ -13,7 +13,7 @@
 namespace converge::client {
 namespace {
 
-api::ObjectPtr Obj(const std::string& name, const std::string& rv) {
+api::ObjectPtr InformerObj(const std::string& name, const std::string& rv) {
   api::Object o;
   o.SetGvk({"", "v1", "ConfigMap"});
   o.set_namespace("ns");
@@ -80,8 +80,8 @@ class RecordingHandler final : public ResourceEventHandler {
   bool waiting_ = false;
 };
 
-struct Harness {
-  Harness() {
+struct InformerHarness {
+  InformerHarness() {
     auto lw_owned = std::make_unique<FakeListerWatcher>();
     lw = lw_owned.get();
     SharedInformerOptions o;
@@ -92,7 +92,7 @@ struct Harness {
     o.reflector.on_error = [](const util::Status&) {};
     informer = std::make_unique<SharedInformer>(std::move(o));
   }
-  ~Harness() { Stop(); }
+  ~InformerHarness() { Stop(); }
   void Start() {
     thread = std::jthread([this](std::stop_token st) { informer->Run(st); });
   }
@@ -118,18 +118,18 @@ struct Harness {
 };
 
 TEST(SharedInformerTest, DeliversTheListThenEveryChangeInOrder) {
-  Harness h;
+  InformerHarness h;
   auto handler = h.Handler();
-  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2")}));
+  h.lw->PushList(MakeList("10", {InformerObj("a", "1"), InformerObj("b", "2")}));
   std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
   h.Start();
   std::stop_source never;
   ASSERT_TRUE(h.informer->WaitForCacheSync(never.get_token()));
   EXPECT_EQ(h.informer->indexer().size(), 2u);
 
-  w->Push(EventType::kModified, Obj("a", "11"));
-  w->Push(EventType::kDeleted, Obj("b", "12"));
-  w->Push(EventType::kAdded, Obj("c", "13"));
+  w->Push(EventType::kModified, InformerObj("a", "11"));
+  w->Push(EventType::kDeleted, InformerObj("b", "12"));
+  w->Push(EventType::kAdded, InformerObj("c", "13"));
   handler->WaitFor(5);
   std::vector<std::string> got = handler->got();
   std::sort(got.begin(), got.begin() + 2);  // the initial list has no order
@@ -180,8 +180,10 @@ class CacheCheckingListerWatcher::Checking final : public Watcher {
     }
     ++reads_;
     if (reads_ <= 3) {
-      return std::optional<WatchEvent>(WatchEvent{
-          EventType::kAdded, Obj("o" + std::to_string(reads_), std::to_string(reads_ + 1)), {}});
+      return std::optional<WatchEvent>(
+          WatchEvent{EventType::kAdded,
+                     InformerObj("o" + std::to_string(reads_), std::to_string(reads_ + 1)),
+                     {}});
     }
     std::mutex m;
     std::condition_variable_any cv;
@@ -222,7 +224,7 @@ TEST(SharedInformerTest, AnEventIsInTheCacheBeforeTheNextIsRead) {
 }
 
 TEST(SharedInformerTest, ABlockedHandlerDoesNotStallAnother) {
-  Harness h;
+  InformerHarness h;
   auto slow = h.Handler();
   auto fast = h.Handler();
   slow->Block();
@@ -231,7 +233,7 @@ TEST(SharedInformerTest, ABlockedHandlerDoesNotStallAnother) {
   h.Start();
   constexpr int kEvents = 200;
   for (int i = 0; i < kEvents; ++i) {
-    w->Push(EventType::kAdded, Obj("o" + std::to_string(i), std::to_string(11 + i)));
+    w->Push(EventType::kAdded, InformerObj("o" + std::to_string(i), std::to_string(11 + i)));
   }
   // The fast handler gets everything while the slow one is still stuck in its first call.
   while (!slow->waiting_in_handler()) std::this_thread::yield();
@@ -342,14 +344,15 @@ TEST(SharedInformerTest, AThreadedHandlerIsSyncedOnlyOnceItHasSeenTheInitialList
 }
 
 TEST(SharedInformerTest, ARelistTurnsMissedDeletionsIntoTombstones) {
-  Harness h;
+  InformerHarness h;
   auto handler = h.Handler();
-  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2"), Obj("c", "3")}));
+  h.lw->PushList(
+      MakeList("10", {InformerObj("a", "1"), InformerObj("b", "2"), InformerObj("c", "3")}));
   std::shared_ptr<FakeWatcher> w1 = h.lw->PushWatch();
   h.Start();
   handler->WaitFor(3);
   // The watch falls behind compaction; meanwhile b was deleted and c changed on the server.
-  h.lw->PushList(MakeList("20", {Obj("a", "1"), Obj("c", "19")}));
+  h.lw->PushList(MakeList("20", {InformerObj("a", "1"), InformerObj("c", "19")}));
   h.lw->PushWatch();
   w1->PushError(util::OutOfRange("too old resource version").WithReason("Expired"));
   h.clock.BlockUntilWaiters(1);
@@ -365,14 +368,14 @@ TEST(SharedInformerTest, ARelistTurnsMissedDeletionsIntoTombstones) {
 }
 
 TEST(SharedInformerTest, ALateHandlerGetsTheCacheAsInitialAdds) {
-  Harness h;
-  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2")}));
+  InformerHarness h;
+  h.lw->PushList(MakeList("10", {InformerObj("a", "1"), InformerObj("b", "2")}));
   std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
   h.Start();
   std::stop_source never;
   ASSERT_TRUE(h.informer->WaitForCacheSync(never.get_token()));
   auto late = h.Handler();
-  w->Push(EventType::kAdded, Obj("c", "11"));
+  w->Push(EventType::kAdded, InformerObj("c", "11"));
   late->WaitFor(3);
   std::vector<std::string> got = late->got();
   std::sort(got.begin(), got.begin() + 2);
@@ -381,10 +384,10 @@ TEST(SharedInformerTest, ALateHandlerGetsTheCacheAsInitialAdds) {
 }
 
 TEST(SharedInformerTest, ResyncGoesOnlyToHandlersThatAskedForIt) {
-  Harness h;
+  InformerHarness h;
   auto resyncing = h.Handler({.resync_period = std::chrono::seconds(30)});
   auto quiet = h.Handler();
-  h.lw->PushList(MakeList("10", {Obj("a", "1")}));
+  h.lw->PushList(MakeList("10", {InformerObj("a", "1")}));
   std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
   h.Start();
   resyncing->WaitFor(1);
@@ -394,13 +397,13 @@ TEST(SharedInformerTest, ResyncGoesOnlyToHandlersThatAskedForIt) {
   EXPECT_EQ(resyncing->got()[1], "update a@1->a@1 (resync)");
   // Notifications reach a handler in order: had the resync gone to the quiet handler too, it
   // would show up before this add.
-  w->Push(EventType::kAdded, Obj("z", "11"));
+  w->Push(EventType::kAdded, InformerObj("z", "11"));
   quiet->WaitFor(2);
   EXPECT_EQ(quiet->got(), (std::vector<std::string>{"add* a@1", "add z@11"}));
 }
 
 TEST(SharedInformerTest, AnEmptyFirstListSyncs) {
-  Harness h;
+  InformerHarness h;
   auto handler = h.Handler();
   h.lw->PushList(MakeList("10", {}));
   h.lw->PushWatch();
@@ -411,10 +414,10 @@ TEST(SharedInformerTest, AnEmptyFirstListSyncs) {
 }
 
 TEST(SharedInformerTest, StopEndsRunAndRejectsNewHandlers) {
-  Harness h;
+  InformerHarness h;
   auto handler = h.Handler();
   handler->Block();  // a handler stuck in user code must not keep the informer from stopping...
-  h.lw->PushList(MakeList("10", {Obj("a", "1")}));
+  h.lw->PushList(MakeList("10", {InformerObj("a", "1")}));
   std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
   h.Start();
   while (!handler->waiting_in_handler()) std::this_thread::yield();
@@ -433,7 +436,7 @@ TEST(SharedInformerTest, StopEndsRunAndRejectsNewHandlers) {
 }
 
 TEST(SharedInformerTest, WaitForCacheSyncReturnsFalseWhenStopped) {
-  Harness h;
+  InformerHarness h;
   h.Start();  // no list is ever answered
   std::stop_source stop;
   std::thread stopper([&] {

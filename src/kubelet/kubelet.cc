@@ -18,10 +18,10 @@ namespace {
 
 namespace json = boost::json;
 
-const api::GroupVersionResource kPods{"", "v1", "pods"};
-const api::GroupVersionResource kNodes{"", "v1", "nodes"};
+const api::GroupVersionResource kPodsResource{"", "v1", "pods"};
+const api::GroupVersionResource kNodesResource{"", "v1", "nodes"};
 
-apiserver::Response BadRequest(std::string message) {
+apiserver::Response BadLogRequest(std::string message) {
   return apiserver::ErrorResponse(apiserver::BadRequest(std::move(message)));
 }
 
@@ -253,7 +253,7 @@ util::Status Kubelet::Run(std::stop_token stop) {
 void Kubelet::RunNodeWatch(std::stop_token stop) {
   client::ListWatchOptions lo;
   lo.client = options_.client;
-  lo.gvr = kNodes;
+  lo.gvr = kNodesResource;
   if (configs_.size() == 1) lo.field_selector = "metadata.name=" + configs_[0].name;
   client::ListWatch lw(lo);
   NodeWatchStore store(heartbeats_.get());
@@ -269,7 +269,7 @@ void Kubelet::RunNodeWatch(std::stop_token stop) {
 void Kubelet::RunPodWatch(std::stop_token stop) {
   client::ListWatchOptions lo;
   lo.client = options_.client;
-  lo.gvr = kPods;
+  lo.gvr = kPodsResource;
   lo.field_selector =
       configs_.size() == 1 ? "spec.nodeName=" + configs_[0].name : std::string("spec.nodeName!=");
   client::ListWatch lw(lo);
@@ -441,11 +441,11 @@ void Kubelet::Publish(const api::ObjectKey& key, PodEntry& e, MachineOutput& out
 
 apiserver::Response Kubelet::ServeLogs(const apiserver::Request& req, const api::Object& pod) {
   auto request = ResolveLogRequest(req, pod, clock_->WallNow());
-  if (!request.ok()) return BadRequest(request.status().message());
+  if (!request.ok()) return BadLogRequest(request.status().message());
   std::string_view node = api::FindString(pod.doc(), {"spec", "nodeName"});
   if (!Owns(node)) {
-    return BadRequest("pod " + std::string(pod.name()) + " runs on node " + std::string(node) +
-                      ", which this kubelet does not carry");
+    return BadLogRequest("pod " + std::string(pod.name()) + " runs on node " + std::string(node) +
+                         ", which this kubelet does not carry");
   }
   return logs_.Serve(pod.key(), pod.uid(), pod.name(), *request);
 }
@@ -503,7 +503,7 @@ apiserver::Response Kubelet::HandleKubeletApi(apiserver::Request& req) {
     return apiserver::ErrorResponse(apiserver::NotFoundPath());
   }
   auto request = ParseLogRequest(req, clock_->WallNow());
-  if (!request.ok()) return BadRequest(request.status().message());
+  if (!request.ok()) return BadLogRequest(request.status().message());
   request->container = parts[2];
   return logs_.Serve({parts[0], parts[1]}, "", parts[1], *request);
 }

@@ -14,11 +14,11 @@ namespace json = boost::json;
 constexpr char kNormal[] = "Normal";
 constexpr char kWarning[] = "Warning";
 
-std::string Quote(std::string_view s) {
+std::string QuoteName(std::string_view s) {
   return "\"" + std::string(s) + "\"";
 }
 
-std::string JoinNames(const std::vector<std::string>& names) {
+std::string JoinContainerNames(const std::vector<std::string>& names) {
   std::string out = "[";
   for (size_t i = 0; i < names.size(); ++i) {
     if (i) out += " ";
@@ -183,7 +183,7 @@ void PodMachine::ProcessContainer(ContainerRun& c, NodeRuntime& node, WallTime t
       if (!c.due || *c.due > t) return;
       const std::string& image = c.spec.image;
       if (c.pull_fails) {
-        std::string message = "Failed to pull image " + Quote(image) + ": " + c.pull_error;
+        std::string message = "Failed to pull image " + QuoteName(image) + ": " + c.pull_error;
         Emit(out, t, &c, kWarning, "Failed", message);
         Emit(out, t, &c, kWarning, "Failed", "Error: ErrImagePull");
         SetWaiting(c, "ErrImagePull", message);
@@ -196,7 +196,7 @@ void PodMachine::ProcessContainer(ContainerRun& c, NodeRuntime& node, WallTime t
       image_backoff_.Reset(c.image_ref);
       auto ref = ParseImageReference(image);
       Emit(out, t, &c, kNormal, "Pulled",
-           "Successfully pulled image " + Quote(image) + " in " +
+           "Successfully pulled image " + QuoteName(image) + " in " +
                GoDurationMillis(t - c.pull_started) + " (" +
                GoDurationMillis(t - c.pull_requested) + " including waiting). Image size: " +
                std::to_string(ref.ok() ? ImageSizeBytes(*ref) : 0) + " bytes.");
@@ -263,10 +263,11 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
   }
   c.image_ref = ref->normalized;
   if (image_backoff_.IsInBackOffSinceUpdate(c.image_ref, t)) {
-    Emit(out, t, &c, kNormal, "BackOff", "Back-off pulling image " + Quote(image));
+    Emit(out, t, &c, kNormal, "BackOff", "Back-off pulling image " + QuoteName(image));
     Emit(out, t, &c, kWarning, "Failed", "Error: ImagePullBackOff");
-    SetWaiting(c, "ImagePullBackOff",
-               "Back-off pulling image " + Quote(image) + ": ErrImagePull: " + c.last_pull_error);
+    SetWaiting(
+        c, "ImagePullBackOff",
+        "Back-off pulling image " + QuoteName(image) + ": ErrImagePull: " + c.last_pull_error);
     WallTime end = t;
     image_backoff_.EndOfBackOff(c.image_ref, &end);
     c.stage = ContainerStage::kStarting;
@@ -276,7 +277,7 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
   const bool present = node.ImagePresent(c.image_ref, t);
   if (c.spec.pull_policy == PullPolicy::kNever && !present) {
     std::string message =
-        "Container image " + Quote(image) + " is not present with pull policy of Never";
+        "Container image " + QuoteName(image) + " is not present with pull policy of Never";
     Emit(out, t, &c, kWarning, "ErrImageNeverPull", message);
     Emit(out, t, &c, kWarning, "Failed", "Error: ErrImageNeverPull");
     SetWaiting(c, "ErrImageNeverPull", message);
@@ -285,7 +286,7 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
   }
   if (c.spec.pull_policy != PullPolicy::kAlways && present) {
     Emit(out, t, &c, kNormal, "Pulled",
-         "Container image " + Quote(image) + " already present on machine");
+         "Container image " + QuoteName(image) + " already present on machine");
     StartContainer(c, t, out);
     return;
   }
@@ -293,7 +294,7 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
   const bool exists = ImageExists(*ref, &error);
   Duration duration = c.spec.behavior.pull_duration.value_or(options_.default_pull_duration);
   NodeRuntime::PullTicket ticket = node.SchedulePull(c.image_ref, duration, exists, t);
-  Emit(out, t, &c, kNormal, "Pulling", "Pulling image " + Quote(image));
+  Emit(out, t, &c, kNormal, "Pulling", "Pulling image " + QuoteName(image));
   c.stage = ContainerStage::kPulling;
   c.pull_requested = t;
   c.pull_started = ticket.start;
@@ -608,7 +609,7 @@ void PodMachine::RecomputeConditions(WallTime t) {
     set(cond_initialized_, true, "", "");
   } else {
     set(cond_initialized_, false, "ContainersNotInitialized",
-        "containers with incomplete status: " + JoinNames(incomplete));
+        "containers with incomplete status: " + JoinContainerNames(incomplete));
   }
 
   std::vector<std::string> unready;
@@ -625,7 +626,7 @@ void PodMachine::RecomputeConditions(WallTime t) {
     set(cond_containers_ready_, true, "", "");
     set(cond_ready_, true, "", "");
   } else {
-    std::string message = "containers with unready status: " + JoinNames(unready);
+    std::string message = "containers with unready status: " + JoinContainerNames(unready);
     set(cond_containers_ready_, false, "ContainersNotReady", message);
     set(cond_ready_, false, "ContainersNotReady", message);
   }

@@ -18,7 +18,8 @@ struct ScoreCase {
   int64_t score;
 };
 
-void Check(int64_t (*score)(const PodInfo&, const NodeInfo&), const std::vector<ScoreCase>& cases) {
+void CheckScores(int64_t (*score)(const PodInfo&, const NodeInfo&),
+                 const std::vector<ScoreCase>& cases) {
   for (const ScoreCase& c : cases) EXPECT_EQ(score(*c.pod.Info(), c.node), c.score) << c.name;
 }
 
@@ -42,7 +43,7 @@ TEST(ScoresTest, LeastAllocated) {
       {"a node without memory is scored on cpu", PodBuilder("p").Req("2", "1Gi"),
        NodeBuilder("n1", "4", "0").Info(), 50},
   };
-  Check(&ScoreLeastAllocated, cases);
+  CheckScores(&ScoreLeastAllocated, cases);
 }
 
 TEST(ScoresTest, BalancedAllocation) {
@@ -57,7 +58,7 @@ TEST(ScoresTest, BalancedAllocation) {
       {"actual requests, not the defaults", PodBuilder("p").Req("2", "4Gi"),
        node.Info({PodBuilder("b").Node("n1").Info()}), 100},
   };
-  Check(&ScoreBalancedAllocation, cases);
+  CheckScores(&ScoreBalancedAllocation, cases);
 }
 
 TEST(ScoresTest, TaintTolerationCountsIntolerablePreferNoSchedule) {
@@ -79,7 +80,7 @@ TEST(ScoresTest, TaintTolerationCountsIntolerablePreferNoSchedule) {
        node.Info(), 1},
       {"untainted node", PodBuilder("p"), NodeBuilder("n2", "1", "1Gi").Info(), 0},
   };
-  Check(&ScoreTaintToleration, cases);
+  CheckScores(&ScoreTaintToleration, cases);
 }
 
 TEST(ScoresTest, NodeAffinitySumsMatchingPreferredWeights) {
@@ -99,7 +100,7 @@ TEST(ScoresTest, NodeAffinitySumsMatchingPreferredWeights) {
       {"one", pod, NodeBuilder("n1", "1", "1Gi").Label("zone", "a").Info(), 10},
       {"none", pod, NodeBuilder("n1", "1", "1Gi").Label("zone", "b").Info(), 0},
   };
-  Check(&ScoreNodeAffinity, cases);
+  CheckScores(&ScoreNodeAffinity, cases);
 }
 
 TEST(ScoresTest, DefaultNormalizeScore) {

@@ -9,7 +9,7 @@ RevisionPair R(Revision main) {
   return RevisionPair{main, 0};
 }
 
-std::vector<Revision> Mains(const std::vector<RevisionPair>& revs) {
+std::vector<Revision> MainRevisions(const std::vector<RevisionPair>& revs) {
   std::vector<Revision> out;
   for (const auto& r : revs) out.push_back(r.main);
   return out;
@@ -64,8 +64,8 @@ TEST(KeyIndexTest, CompactionAtEachRevisionOfTheWorkedExample) {
     KeyIndex ki = Example();
     std::vector<RevisionPair> dropped;
     ki.Compact(c.at, &dropped);
-    EXPECT_EQ(Mains(ki.AllRevisions()), c.left);
-    EXPECT_EQ(Mains(dropped), c.dropped);
+    EXPECT_EQ(MainRevisions(ki.AllRevisions()), c.left);
+    EXPECT_EQ(MainRevisions(dropped), c.dropped);
     // Every read at or after the compact revision is unchanged.
     KeyIndex full = Example();
     for (Revision r = c.at; r <= 5; ++r) {
@@ -88,11 +88,11 @@ TEST(KeyIndexTest, VersionsSurviveTrimming) {
   ki.Put(R(6));
   std::vector<RevisionPair> dropped;
   ki.Compact(6, &dropped);  // keeps 5 (prev of the change at 6) and 6
-  EXPECT_EQ(Mains(ki.AllRevisions()), (std::vector<Revision>{5, 6}));
+  EXPECT_EQ(MainRevisions(ki.AllRevisions()), (std::vector<Revision>{5, 6}));
   EXPECT_EQ(ki.Get(6)->version, 3);
   EXPECT_EQ(ki.Latest()->version, 3);
   ki.Compact(7, &dropped);
-  EXPECT_EQ(Mains(ki.AllRevisions()), (std::vector<Revision>{6}));
+  EXPECT_EQ(MainRevisions(ki.AllRevisions()), (std::vector<Revision>{6}));
   ki.Put(R(8));
   EXPECT_EQ(ki.Latest()->version, 4);
   EXPECT_EQ(ki.Latest()->create_revision, 4);
@@ -107,7 +107,7 @@ TEST(KeyIndexTest, DeadKeyIsForgottenAfterItsTombstoneIsCompacted) {
   EXPECT_FALSE(ki.IsEmpty()) << "the tombstone at the compact revision stays for watches";
   ki.Compact(3, &dropped);
   EXPECT_TRUE(ki.IsEmpty());
-  EXPECT_EQ(Mains(dropped), (std::vector<Revision>{1, 2}));
+  EXPECT_EQ(MainRevisions(dropped), (std::vector<Revision>{1, 2}));
 }
 
 TEST(KeyIndexTest, RestoreStartsAGenerationMidWay) {

@@ -28,7 +28,7 @@ constexpr size_t kZeroChunk = size_t{1} << 20;
 // How long the preparer waits for a full segment to become obsolete before it makes a new one.
 constexpr std::chrono::milliseconds kWaitForObsolete(200);
 
-std::string Errno(std::string_view what, const std::string& path) {
+std::string WalErrno(std::string_view what, const std::string& path) {
   return "store: " + std::string(what) + " " + path + ": " + std::strerror(errno);
 }
 
@@ -49,10 +49,10 @@ bool WriteAll(int fd, const char* data, size_t n, size_t offset) {
 
 util::Status FsyncDir(const std::string& dir) {
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return util::Internal(Errno("open", dir));
+  if (fd < 0) return util::Internal(WalErrno("open", dir));
   const int rc = ::fsync(fd);
   ::close(fd);
-  if (rc != 0) return util::Internal(Errno("fsync", dir));
+  if (rc != 0) return util::Internal(WalErrno("fsync", dir));
   return util::Status::Ok();
 }
 
@@ -145,7 +145,7 @@ util::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options, uint64_t 
     }
     ::closedir(d);
   } else if (errno != ENOENT) {
-    return util::Internal(Errno("open", wal->wal_dir_));
+    return util::Internal(WalErrno("open", wal->wal_dir_));
   }
   std::sort(numbers.begin(), numbers.end());
 
@@ -162,12 +162,12 @@ util::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options, uint64_t 
     const std::string path = wal->Path(number);
     Segment seg;
     seg.fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (seg.fd < 0) return util::Internal(Errno("open", path));
+    if (seg.fd < 0) return util::Internal(WalErrno("open", path));
     // From here on `seg` owns the fd: every path keeps it in a list the destructor closes.
     struct stat st {};
     if (::fstat(seg.fd, &st) != 0) {
       ::close(seg.fd);
-      return util::Internal(Errno("stat", path));
+      return util::Internal(WalErrno("stat", path));
     }
     const auto size = static_cast<size_t>(st.st_size);
     seg.number = number;
@@ -180,7 +180,7 @@ util::StatusOr<std::unique_ptr<Wal>> Wal::Open(const Options& options, uint64_t 
     void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, seg.fd, 0);
     if (map == MAP_FAILED) {
       ::close(seg.fd);
-      return util::Internal(Errno("mmap", path));
+      return util::Internal(WalErrno("mmap", path));
     }
     std::shared_ptr<const void> mapping(
         map, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
@@ -331,7 +331,7 @@ util::StatusOr<Wal::Segment> Wal::Create(uint64_t number, size_t size) {
   seg.salt = NewSalt();
   seg.written = wal::kSegmentHeaderBytes;
   seg.fd = ::open(tmp.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (seg.fd < 0) return util::Internal(Errno("create", tmp));
+  if (seg.fd < 0) return util::Internal(WalErrno("create", tmp));
   auto fail = [&](util::Status st) {
     ::close(seg.fd);
     ::unlink(tmp.c_str());
@@ -339,16 +339,18 @@ util::StatusOr<Wal::Segment> Wal::Create(uint64_t number, size_t size) {
   };
   // Reserve the blocks (a full disk shows here, not in the middle of a group) and fix the size.
   if (::fallocate(seg.fd, 0, 0, static_cast<off_t>(size)) != 0) {
-    if (errno != EOPNOTSUPP) return fail(util::ResourceExhausted(Errno("fallocate", tmp)));
+    if (errno != EOPNOTSUPP) return fail(util::ResourceExhausted(WalErrno("fallocate", tmp)));
     if (::ftruncate(seg.fd, static_cast<off_t>(size)) != 0)
-      return fail(util::Internal(Errno("truncate", tmp)));
+      return fail(util::Internal(WalErrno("truncate", tmp)));
   }
   const std::string header = wal::EncodeSegmentHeader({number, seg.salt, size, false});
   if (!WriteAll(seg.fd, header.data(), header.size(), 0)) {
-    return fail(util::Internal(Errno("write", tmp)));
+    return fail(util::Internal(WalErrno("write", tmp)));
   }
-  if (options_.fsync && ::fdatasync(seg.fd) != 0) return fail(util::Internal(Errno("sync", tmp)));
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail(util::Internal(Errno("rename", tmp)));
+  if (options_.fsync && ::fdatasync(seg.fd) != 0)
+    return fail(util::Internal(WalErrno("sync", tmp)));
+  if (::rename(tmp.c_str(), path.c_str()) != 0)
+    return fail(util::Internal(WalErrno("rename", tmp)));
   CONVERGE_RETURN_IF_ERROR(SyncDir());
   return seg;
 }
@@ -358,11 +360,11 @@ util::Status Wal::Recycle(Segment* seg, uint64_t number) {
   const uint64_t salt = NewSalt();
   const std::string header = wal::EncodeSegmentHeader({number, salt, seg->size, false});
   if (!WriteAll(seg->fd, header.data(), header.size(), 0)) {
-    return util::Internal(Errno("write", from));
+    return util::Internal(WalErrno("write", from));
   }
-  if (options_.fsync && ::fdatasync(seg->fd) != 0) return util::Internal(Errno("sync", from));
+  if (options_.fsync && ::fdatasync(seg->fd) != 0) return util::Internal(WalErrno("sync", from));
   const std::string to = Path(number);
-  if (::rename(from.c_str(), to.c_str()) != 0) return util::Internal(Errno("rename", from));
+  if (::rename(from.c_str(), to.c_str()) != 0) return util::Internal(WalErrno("rename", from));
   CONVERGE_RETURN_IF_ERROR(SyncDir());
   seg->number = number;
   seg->salt = salt;
@@ -442,11 +444,11 @@ util::Status Wal::Close() {
   {
     std::lock_guard fill(fill_mu_);
     if (!WriteAll(current_.fd, end.data(), end.size(), current_.write_pos)) {
-      return util::Internal(Errno("write", Path(current_.number)));
+      return util::Internal(WalErrno("write", Path(current_.number)));
     }
   }
   if (options_.fsync && ::fdatasync(current_.fd) != 0) {
-    return util::Internal(Errno("sync", Path(current_.number)));
+    return util::Internal(WalErrno("sync", Path(current_.number)));
   }
   started_ = false;
   return util::Status::Ok();
@@ -556,7 +558,7 @@ util::Status Wal::WriteLocked(wal::GroupEncoder* group, int* sync_fd) {
     const std::string header =
         wal::EncodeSegmentHeader({current_.number, current_.salt, current_.size, true});
     if (!WriteAll(current_.fd, header.data(), header.size(), 0)) {
-      return util::Internal(Errno("write", Path(current_.number)));
+      return util::Internal(WalErrno("write", Path(current_.number)));
     }
     current_.in_use = true;
   }
@@ -569,7 +571,7 @@ util::Status Wal::WriteLocked(wal::GroupEncoder* group, int* sync_fd) {
     ok = WriteAll(current_.fd, bytes.data(), bytes.size(), current_.write_pos);
     writer_end_ = end;
   }
-  if (!ok) return util::Internal(Errno("write", Path(current_.number)));
+  if (!ok) return util::Internal(WalErrno("write", Path(current_.number)));
   current_.write_pos = end;
   current_.last_seq = next_seq_++;
   current_.unsynced = true;

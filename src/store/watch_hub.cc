@@ -10,12 +10,6 @@ namespace converge::store {
 
 namespace {
 
-struct LogEntry {
-  Revision rev = 0;
-  std::shared_ptr<const std::vector<Event>> events;
-  uint64_t end_count = 0;  // events appended to the group up to and including this entry
-};
-
 WatchResponse CanceledResponse(Revision header, const char* reason, Revision compact = 0) {
   WatchResponse r;
   r.header_revision = header;
@@ -28,6 +22,12 @@ WatchResponse CanceledResponse(Revision header, const char* reason, Revision com
 }  // namespace
 
 struct WatchHub::Group {
+  struct LogEntry {
+    Revision rev = 0;
+    std::shared_ptr<const std::vector<Event>> events;
+    uint64_t end_count = 0;  // events appended to the group up to and including this entry
+  };
+
   Group(std::string k, std::string e, Revision covered)
       : key(std::move(k)), end(std::move(e)), covered_from(covered) {}
   uint64_t end_seq() const { return base_seq + log.size(); }
@@ -164,7 +164,7 @@ util::StatusOr<WatchResponse> WatchHub::Watcher::NextSynced(std::stop_token stop
       const uint64_t before = cursor_ == g.base_seq ? g.trimmed_count : g.at(cursor_ - 1).end_count;
       r.events.reserve(std::min<uint64_t>(g.log.back().end_count - before, max_events + 64));
       while (cursor_ < g.end_seq() && (r.events.empty() || r.events.size() < max_events)) {
-        const LogEntry& e = g.at(cursor_++);
+        const Group::LogEntry& e = g.at(cursor_++);
         AppendEvents(*e.events, &r);
         next_rev_ = e.rev + 1;
       }
@@ -383,14 +383,14 @@ void WatchHub::NotifierLoop() {
 
 void WatchHub::Fanout(const Batch& batch) {
   std::lock_guard lock(mu_);
-  std::unordered_map<Group*, std::vector<LogEntry>> pending;
+  std::unordered_map<Group*, std::vector<Group::LogEntry>> pending;
   for (const RevisionEventsPtr& rev : batch.revisions) {
     if (!single_groups_.empty()) {
       for (const Event& e : rev->events) {
         auto it = single_groups_.find(e.kv->key);
         if (it == single_groups_.end()) continue;
         pending[it->second.get()].push_back(
-            LogEntry{rev->revision, std::make_shared<const std::vector<Event>>(1, e), 0});
+            Group::LogEntry{rev->revision, std::make_shared<const std::vector<Event>>(1, e), 0});
       }
     }
     for (auto& [range, g] : range_groups_) {
@@ -408,14 +408,14 @@ void WatchHub::Fanout(const Batch& batch) {
         }
         events = std::move(filtered);
       }
-      pending[g.get()].push_back(LogEntry{rev->revision, std::move(events), 0});
+      pending[g.get()].push_back(Group::LogEntry{rev->revision, std::move(events), 0});
     }
   }
   for (auto& [g, entries] : pending) {
     {
       std::lock_guard glock(g->mu);
       uint64_t count = g->log.empty() ? g->trimmed_count : g->log.back().end_count;
-      for (LogEntry& e : entries) {
+      for (Group::LogEntry& e : entries) {
         count += e.events->size();
         e.end_count = count;
         g->log.push_back(std::move(e));

@@ -16,7 +16,7 @@ namespace {
 
 constexpr int64_t kMaxInt32 = std::numeric_limits<int32_t>::max();
 
-std::optional<int64_t> ParseInt(std::string_view s) {
+std::optional<int64_t> ParseInt64(std::string_view s) {
   int64_t v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
@@ -80,7 +80,7 @@ void SetCondition(std::vector<Condition>& conditions, Condition c) {
 std::optional<int64_t> Revision(const api::Object& obj) {
   std::optional<std::string_view> v = obj.annotation(kRevisionAnnotation);
   if (!v) return 0;
-  return ParseInt(*v);
+  return ParseInt64(*v);
 }
 
 int64_t MaxRevision(const std::vector<const api::Object*>& replica_sets) {
