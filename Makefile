@@ -39,8 +39,9 @@ test: deps build
 test-sanitizers: test-asan test-tsan
 
 # Line tables (-g1) are all a sanitizer report needs for file:line and inlined frames.
+# The ASan build compiles in unity batches (CONVERGE_UNITY; docs/PERFORMANCE.md, "Build and CI time").
 test-asan: deps
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONVERGE_SANITIZE=address -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines
+	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONVERGE_SANITIZE=address -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines -DCONVERGE_UNITY=ON
 	cmake --build build-asan -j $(JOBS) --target sanitizer_tests
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
 

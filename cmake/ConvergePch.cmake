@@ -33,7 +33,8 @@ set(CONVERGE_TEST_PCH_HEADERS ${CONVERGE_PCH_HEADERS} <gtest/gtest.h> <gmock/gmo
 # [32, 33] is out of the bounds [0, 32]") when the standard headers come from a .gch, and stays
 # silent on a plain compile of the same code (other projects hit the same GCC false positive with
 # precompiled headers, e.g. canonical/mir issue 2987). If a new file fails that way (the include
-# stack shows cmake_pch.hxx), add it here.
+# stack shows cmake_pch.hxx), add it here. In a unity build (CONVERGE_UNITY) these files also stay
+# out of the batches, which include the precompiled header.
 set(CONVERGE_PCH_SKIP
   examples/loadbalancer-operator/http_cloud.cc
   examples/loadbalancer-operator/http_cloud_test.cc
@@ -111,7 +112,7 @@ function(converge_precompile_headers)
 
   foreach(source ${CONVERGE_PCH_SKIP})
     set_source_files_properties(${PROJECT_SOURCE_DIR}/${source} TARGET_DIRECTORY ${targets}
-      PROPERTIES SKIP_PRECOMPILE_HEADERS ON)
+      PROPERTIES SKIP_PRECOMPILE_HEADERS ON SKIP_UNITY_BUILD_INCLUSION ON)
   endforeach()
 
   foreach(target ${targets})
