@@ -12,7 +12,7 @@ namespace json = boost::json;
 
 namespace {
 
-std::vector<std::string> StringList(const json::object& o, std::string_view key) {
+std::vector<std::string> RuleStrings(const json::object& o, std::string_view key) {
   std::vector<std::string> out;
   if (const auto* a = o.if_contains(key); a && a->is_array()) {
     for (const auto& v : a->get_array()) {
@@ -53,11 +53,11 @@ std::vector<PolicyRule> RulesFromJson(const json::array* rules) {
   for (const auto& v : *rules) {
     if (!v.is_object()) continue;
     const json::object& r = v.get_object();
-    out.push_back(PolicyRule{.verbs = StringList(r, "verbs"),
-                             .api_groups = StringList(r, "apiGroups"),
-                             .resources = StringList(r, "resources"),
-                             .resource_names = StringList(r, "resourceNames"),
-                             .non_resource_urls = StringList(r, "nonResourceURLs")});
+    out.push_back(PolicyRule{.verbs = RuleStrings(r, "verbs"),
+                             .api_groups = RuleStrings(r, "apiGroups"),
+                             .resources = RuleStrings(r, "resources"),
+                             .resource_names = RuleStrings(r, "resourceNames"),
+                             .non_resource_urls = RuleStrings(r, "nonResourceURLs")});
   }
   return out;
 }

@@ -282,17 +282,17 @@ class InlineCheckingHandler final : public ResourceEventHandler {
 // An inline handler is called on the informer's own thread (Run's), in order, each change
 // already in the cache; a threaded handler beside it still gets everything.
 TEST(SharedInformerTest, AnInlineHandlerRunsOnTheInformersThread) {
-  Harness h;
+  InformerHarness h;
   auto inline_handler = std::make_shared<InlineCheckingHandler>(h.informer.get());
   auto reg = h.informer->AddEventHandler(inline_handler, {.inline_delivery = true});
   ASSERT_TRUE(reg.ok());
   auto threaded = h.Handler();
-  h.lw->PushList(MakeList("10", {Obj("a", "1")}));
+  h.lw->PushList(MakeList("10", {InformerObj("a", "1")}));
   std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
   h.Start();
   const std::thread::id informer_thread = h.thread.get_id();
-  w->Push(EventType::kAdded, Obj("b", "11"));
-  w->Push(EventType::kAdded, Obj("c", "12"));
+  w->Push(EventType::kAdded, InformerObj("b", "11"));
+  w->Push(EventType::kAdded, InformerObj("c", "12"));
   threaded->WaitFor(3);
   while (inline_handler->names().size() < 3) std::this_thread::yield();
   EXPECT_EQ(inline_handler->names(), (std::vector<std::string>{"a@1", "b@11", "c@12"}));
@@ -304,9 +304,9 @@ TEST(SharedInformerTest, AnInlineHandlerRunsOnTheInformersThread) {
 // A late inline handler is handed the cache inside AddEventHandler, on the caller's thread, and
 // is synced when that returns; once removed it is called no more.
 TEST(SharedInformerTest, ALateInlineHandlerGetsTheCacheBeforeAddEventHandlerReturns) {
-  Harness h;
+  InformerHarness h;
   auto first = h.Handler();
-  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2")}));
+  h.lw->PushList(MakeList("10", {InformerObj("a", "1"), InformerObj("b", "2")}));
   std::shared_ptr<FakeWatcher> w = h.lw->PushWatch();
   h.Start();
   std::stop_source never;
@@ -320,7 +320,7 @@ TEST(SharedInformerTest, ALateInlineHandlerGetsTheCacheBeforeAddEventHandlerRetu
   EXPECT_EQ(late->threads(), std::vector<std::thread::id>(2, std::this_thread::get_id()));
   EXPECT_TRUE(reg->HasSynced());
   h.informer->RemoveEventHandler(*reg);
-  w->Push(EventType::kAdded, Obj("c", "11"));
+  w->Push(EventType::kAdded, InformerObj("c", "11"));
   first->WaitFor(3);  // delivered after c was distributed
   EXPECT_EQ(late->names().size(), 2u);
 }
@@ -328,10 +328,10 @@ TEST(SharedInformerTest, ALateInlineHandlerGetsTheCacheBeforeAddEventHandlerRetu
 // A handler with its own thread can lag a complete cache: its registration is synced only once
 // it has been handed the whole initial list (upstream's registration HasSynced).
 TEST(SharedInformerTest, AThreadedHandlerIsSyncedOnlyOnceItHasSeenTheInitialList) {
-  Harness h;
+  InformerHarness h;
   auto slow = h.Handler();
   slow->Block();
-  h.lw->PushList(MakeList("10", {Obj("a", "1"), Obj("b", "2")}));
+  h.lw->PushList(MakeList("10", {InformerObj("a", "1"), InformerObj("b", "2")}));
   h.lw->PushWatch();
   h.Start();
   std::stop_source never;

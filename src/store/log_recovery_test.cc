@@ -23,7 +23,7 @@ namespace converge::store {
 namespace {
 
 // `n` bytes that do not compress (the store would store a repetitive value in a few bytes).
-std::string RandomBytes(size_t n, unsigned seed) {
+std::string SeededRandomBytes(size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::string s(n, '\0');
   for (char& c : s) c = static_cast<char>(rng());
@@ -207,7 +207,8 @@ TEST_F(LogRecoveryTest, ATornLastGroupIsDroppedAtOpen) {
     auto s = Open(Options(/*held=*/true));
     for (int i = 0; i < 5; ++i) {
       ASSERT_TRUE(
-          s->Put(PutRequest{.key = "k" + std::to_string(i), .value = RandomBytes(2000, i)}).ok());
+          s->Put(PutRequest{.key = "k" + std::to_string(i), .value = SeededRandomBytes(2000, i)})
+              .ok());
     }
     revision = s->CurrentRevision();
   }
@@ -283,7 +284,7 @@ TEST_F(LogRecoveryTest, SegmentsAreRecycledWhileWriting) {
   std::map<std::string, std::string> live;
   {
     auto s = Open(options);
-    const std::string value = RandomBytes(3000, 1);
+    const std::string value = SeededRandomBytes(3000, 1);
     for (int i = 0; i < 2000; ++i) {
       ASSERT_TRUE(s->Put(PutRequest{.key = "r" + std::to_string(i % 50), .value = value}).ok());
       live["r" + std::to_string(i % 50)] = value;
