@@ -48,13 +48,7 @@ void ProcessorListener::Deliver(const Notification& n) {
 }
 
 void ProcessorListener::Run(std::stop_token stop) {
-  std::stop_callback on_stop(stop, [this] {
-    std::lock_guard lock(mu_);
-    stopped_ = true;
-    buffer_.clear();
-    cv_.notify_all();
-    room_cv_.notify_all();
-  });
+  std::stop_callback on_stop(stop, [this] { Stop(); });
   for (;;) {
     Notification n;
     {

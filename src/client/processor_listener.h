@@ -64,7 +64,8 @@ class ProcessorListener {
   // Delivers notifications until stop; undelivered ones are dropped then. A handler that throws
   // is logged and skipped, never stops the listener. Not called for an inline listener.
   void Run(std::stop_token stop);
-  // Stops an inline listener: later Adds are dropped.
+  // Stops the listener: later Adds are dropped, undelivered notifications too (Run's stop does
+  // this; an inline listener, which has no Run, is stopped by its informer).
   void Stop();
   bool is_inline() const { return options_.inline_delivery; }
 
