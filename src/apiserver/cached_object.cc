@@ -5,8 +5,10 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <utility>
 
 #include "apiserver/stored_json.h"
+#include "util/metrics.h"
 
 namespace converge::apiserver {
 
@@ -144,14 +146,35 @@ std::mutex& DecodedMutex(const void* object) {
   return pool[(reinterpret_cast<uintptr_t>(object) >> 6) % 64];
 }
 
-// Returns the object `memo` remembers, or parses `json` (dropping metadata.managedFields when
-// `without_managed_fields`), remembers it in `memo` and returns it. `mu` guards `memo`.
+// How in-process watchers got their parsed objects without managedFields: the writer's (a seed)
+// or parsed from the bytes.
+util::Counter& DecodedObjects(const char* source) {
+  static util::CounterFamily& family = util::DefaultRegistry().AddCounter(
+      {"apiserver_watch_cache_decoded_objects_total",
+       "Versions handed to in-process watchers as parsed objects without managedFields, by "
+       "where they came from (the writer's own object, or parsed from the cached bytes).",
+       {"source"}});
+  return family.WithLabelValues({source});
+}
+
+// Returns the object `memo` remembers, or the writer's object from `seed` (remembered in `memo`
+// from then on), or parses `json` (dropping metadata.managedFields when
+// `without_managed_fields`), remembers it in `memo` and returns it. `mu` guards `memo` and `seed`.
 util::StatusOr<api::ObjectPtr> SharedDecode(const std::string& json, bool without_managed_fields,
-                                            std::mutex& mu,
-                                            std::weak_ptr<const api::Object>& memo) {
+                                            std::mutex& mu, std::weak_ptr<const api::Object>& memo,
+                                            std::shared_ptr<const api::Object>* seed) {
+  static util::Counter& from_writer = DecodedObjects("writer");
+  static util::Counter& parsed_here = DecodedObjects("parsed");
   {
     std::lock_guard lock(mu);
     if (api::ObjectPtr held = memo.lock()) return held;
+    if (seed != nullptr && *seed != nullptr) {
+      api::ObjectPtr taken = std::move(*seed);
+      seed->reset();
+      memo = taken;
+      from_writer.Inc();
+      return taken;
+    }
   }
   // Parsed outside the lock; two readers may parse at once, and both end up with the one that
   // was published first.
@@ -161,18 +184,40 @@ util::StatusOr<api::ObjectPtr> SharedDecode(const std::string& json, bool withou
   std::lock_guard lock(mu);
   if (api::ObjectPtr other = memo.lock()) return other;
   memo = fresh;
+  if (seed != nullptr) parsed_here.Inc();
   return fresh;
 }
 
 }  // namespace
 
 util::StatusOr<api::ObjectPtr> CachedObject::Decoded() const {
-  return SharedDecode(*json, /*without_managed_fields=*/false, DecodedMutex(this), decoded_);
+  return SharedDecode(*json, /*without_managed_fields=*/false, DecodedMutex(this), decoded_,
+                      nullptr);
 }
 
 util::StatusOr<api::ObjectPtr> CachedObject::DecodedWithoutManagedFields() const {
   return SharedDecode(*json, /*without_managed_fields=*/true, DecodedMutex(this),
-                      decoded_without_managed_fields_);
+                      decoded_without_managed_fields_, &seed_);
+}
+
+void CachedObject::SeedDecodedWithoutManagedFields(api::Object obj) const {
+  {
+    std::lock_guard lock(DecodedMutex(this));
+    if (!decoded_without_managed_fields_.expired()) return;
+  }
+  // What a reader would have got from the bytes: no managedFields, this version's
+  // resourceVersion.
+  obj.mutable_metadata().stable_erase("managedFields");
+  obj.set_resource_version(std::to_string(revision));
+  auto seed = std::make_shared<const api::Object>(std::move(obj));
+  std::lock_guard lock(DecodedMutex(this));
+  if (decoded_without_managed_fields_.expired()) seed_ = std::move(seed);
+}
+
+void CachedObject::ReleaseSeed() const {
+  std::shared_ptr<const api::Object> dropped;  // destroyed after the lock is released
+  std::lock_guard lock(DecodedMutex(this));
+  dropped = std::move(seed_);
 }
 
 std::string CachedObject::FieldValue(const api::ResourceInfo& info, std::string_view field) const {
@@ -415,8 +460,22 @@ CachedObjectPtr PendingWrite::Entry(store::Revision revision) {
   c->json = std::make_shared<const std::string>(encoded_.WithResourceVersion(revision));
   c->rv_value_at = static_cast<uint32_t>(encoded_.ResourceVersionValueOffset());
   c->rv_value_len = static_cast<uint32_t>(Digits(revision, buf).size());
+  if (object_) {
+    c->SeedDecodedWithoutManagedFields(std::move(*object_));
+    object_.reset();
+  }
   entry_ = std::move(c);
   return entry_;
+}
+
+void PendingWrite::KeepObjectForReaders(api::Object obj) {
+  std::lock_guard lock(mu_);
+  if (entry_ == nullptr) object_ = std::move(obj);
+}
+
+std::optional<api::Object> PendingWrite::TakeObject() {
+  std::lock_guard lock(mu_);
+  return std::exchange(object_, std::nullopt);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -18,6 +18,12 @@
 // transform): a third of a pod's parsed size. The two are separate objects, so the full one (what
 // a read-modify-write starts from) never lacks its managedFields.
 //
+// The writer's own object: a write that committed the version already holds it parsed, so it can
+// hand it over (SeedDecodedWithoutManagedFields) instead of a reader parsing the bytes again. The
+// cache holds such a seed strongly only until the first reader takes it or the version is
+// superseded (ReleaseSeed), and writers seed only while some in-process watcher decodes the
+// resource (WatchCache::SeedsDecodedObjects): a version nobody reads costs nothing.
+//
 // Thread-safety: immutable once built (the memo behind Decoded is internally synchronized), so a
 // CachedObject is shared freely between the cache, its history, watchers and readers.
 #pragma once
@@ -91,6 +97,12 @@ struct CachedObject {
   util::StatusOr<api::ObjectPtr> Decoded() const;
   // As Decoded, without metadata.managedFields; shared by every caller of this method.
   util::StatusOr<api::ObjectPtr> DecodedWithoutManagedFields() const;
+  // Hands the writer's object of this version to DecodedWithoutManagedFields. `obj` must be the
+  // object this version's bytes were encoded from (its managedFields and resourceVersion may be
+  // anything: they are set here). A no-op if a reader already decoded this version.
+  void SeedDecodedWithoutManagedFields(api::Object obj) const;
+  // Drops a seed no reader took (the version is superseded).
+  void ReleaseSeed() const;
   // The value a field selector compares for `field`.
   std::string FieldValue(const api::ResourceInfo& info, std::string_view field) const;
   // The same object with resourceVersion `revision` (a DELETED event carries the last state at
@@ -118,6 +130,8 @@ struct CachedObject {
   // libstdc++ 12 is not understood by ThreadSanitizer).
   mutable std::weak_ptr<const api::Object> decoded_;
   mutable std::weak_ptr<const api::Object> decoded_without_managed_fields_;  // the same pool
+  // The writer's object until a reader of DecodedWithoutManagedFields takes it (the same pool).
+  mutable std::shared_ptr<const api::Object> seed_;
   uint32_t ns_at_ = 0;
   uint32_t ns_len_ = 0;
   uint32_t name_at_ = 0;
@@ -144,15 +158,22 @@ class PendingWrite {
   const std::string& json() const { return encoded_.json; }
   // The cache entry once committed at `revision`; built once, shared by every caller.
   CachedObjectPtr Entry(store::Revision revision);
+  // The object this write was encoded from, for the entry's readers: Entry seeds it
+  // (CachedObject::SeedDecodedWithoutManagedFields), so whichever of the cache and the writer
+  // builds the entry first, no in-process watcher parses it. TakeObject gives it back while no
+  // entry has been built (the write put nothing and will be retried).
+  void KeepObjectForReaders(api::Object obj);
+  std::optional<api::Object> TakeObject();
 
  private:
   const std::string storage_key_;
   const EncodedObject encoded_;
   const std::shared_ptr<const api::ResourceInfo> info_;
   std::mutex mu_;
-  std::string labels_;        // guarded by mu_; moved into the first entry (PackLabels)
-  std::string field_values_;  // guarded by mu_; moved into the first entry
-  CachedObjectPtr entry_;     // guarded by mu_
+  std::string labels_;                 // guarded by mu_; moved into the first entry (PackLabels)
+  std::string field_values_;           // guarded by mu_; moved into the first entry
+  CachedObjectPtr entry_;              // guarded by mu_
+  std::optional<api::Object> object_;  // guarded by mu_; until Entry seeds it
 };
 
 // The values of `info`'s selectable fields in `doc` (api::FieldValue), packed for

@@ -252,6 +252,68 @@ TEST(PendingWriteTest, EntryIsBuiltOnceAndSharedByWriterAndCache) {
   EXPECT_EQ(json::serialize(c->LabelsObject()), R"({"app":"web"})");
 }
 
+// A pod as a writer holds it: managedFields, and the resourceVersion it was read at.
+api::Object WrittenPod() {
+  return api::Object(
+      Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d","resourceVersion":"4",)"
+          R"("managedFields":[{"manager":"kubelet","operation":"Update","fieldsType":"FieldsV1",)"
+          R"("fieldsV1":{"f:status":{"f:phase":{}}}}]},"status":{"phase":"Running"}})"));
+}
+
+TEST(PendingWriteTest, TheWritersObjectIsWhatReadersWouldHaveParsed) {
+  api::Object pod = WrittenPod();
+  PendingWrite write(std::make_shared<const api::ResourceInfo>(Pods()), "/registry/pods/d/web", pod,
+                     EncodeObject(pod.doc()));
+  write.KeepObjectForReaders(pod);
+  CachedObjectPtr entry = write.Entry(9);
+  auto lean = entry->DecodedWithoutManagedFields();
+  ASSERT_TRUE(lean.ok());
+  auto parsed = api::Object::Parse(*entry->json);
+  ASSERT_TRUE(parsed.ok());
+  parsed->mutable_metadata().erase("managedFields");
+  EXPECT_EQ((*lean)->doc(), parsed->doc());
+  EXPECT_EQ((*lean)->resource_version(), "9");
+  // Shared like a parsed one; the whole object (with managedFields) is still parsed apart.
+  auto again = entry->DecodedWithoutManagedFields();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(lean->get(), again->get());
+  auto full = entry->Decoded();
+  ASSERT_TRUE(full.ok());
+  EXPECT_NE(api::Find((*full)->doc(), {"metadata", "managedFields"}), nullptr);
+  // Once the entry exists, the object is the entry's: nothing to take back.
+  EXPECT_FALSE(write.TakeObject().has_value());
+}
+
+TEST(PendingWriteTest, AWriteThatPutNothingGivesItsObjectBack) {
+  api::Object pod = WrittenPod();
+  PendingWrite write(std::make_shared<const api::ResourceInfo>(Pods()), "/registry/pods/d/web", pod,
+                     EncodeObject(pod.doc()));
+  write.KeepObjectForReaders(pod);
+  std::optional<api::Object> back = write.TakeObject();
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->doc(), pod.doc());
+  EXPECT_FALSE(write.TakeObject().has_value());
+}
+
+TEST(CachedObjectTest, ASeedIsDroppedIfAReaderParsedFirstOrTheVersionIsSuperseded) {
+  api::Object pod = WrittenPod();
+  auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", pod, 5);
+  auto first = c->DecodedWithoutManagedFields();  // a reader before the writer's seed
+  ASSERT_TRUE(first.ok());
+  c->SeedDecodedWithoutManagedFields(pod);
+  auto second = c->DecodedWithoutManagedFields();
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(first->get(), second->get());
+
+  auto d = CachedObject::FromObject(Pods(), "/registry/pods/d/web", pod, 6);
+  d->SeedDecodedWithoutManagedFields(pod);
+  d->ReleaseSeed();
+  auto parsed = d->DecodedWithoutManagedFields();  // parsed from the bytes instead
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ((*parsed)->resource_version(), "6");
+  EXPECT_EQ(api::Find((*parsed)->doc(), {"metadata", "managedFields"}), nullptr);
+}
+
 TEST(CachedObjectTest, ConcurrentDecodedCallsAgreeOnOneObject) {
   api::Object pod(Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d"}})"));
   auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", pod, 3);

@@ -300,6 +300,7 @@ Response APIServer::HandleWatch(RequestContext& ctx) {
     wo.from_revision = state->revision;
     wo.initial_objects = std::move(state->items);
   }
+  wo.decodes_without_managed_fields = ctx.req.watch_without_managed_fields;
   auto watcher =
       ctx.storage.cache()->Watch(std::move(*filter), wo, options_.cacher.cache.watcher_buffer);
   if (!watcher.ok()) {

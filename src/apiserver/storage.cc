@@ -162,8 +162,21 @@ util::StatusOr<store::TxnResponse> ResourceStorage::CommitOffered(
     util::Histogram* latency) {
   cache_->Offer(write);
   auto resp = Timed(latency, [&] { return kv_->Txn(txn); });
-  cache_->Withdraw(write);
+  SettleOffer(write, resp);
   return resp;
+}
+
+void ResourceStorage::LendObject(PendingWrite& write, api::Object& obj) const {
+  if (cache_->SeedsDecodedObjects()) write.KeepObjectForReaders(std::move(obj));
+}
+
+void ResourceStorage::SettleOffer(const std::shared_ptr<PendingWrite>& write,
+                                  const util::StatusOr<store::TxnResponse>& resp) {
+  if (resp.ok() && resp->succeeded) {
+    cache_->Committed(write, resp->header_revision);
+  } else {
+    cache_->Withdraw(write);
+  }
 }
 
 std::optional<ApiError> ResourceStorage::RunAdmission(const char* operation, const std::string& ns,
@@ -297,6 +310,8 @@ std::optional<ApiOr<CachedObjectPtr>> ResourceStorage::CreateOutcome(
     PreparedCreate& prepared, PendingWrite& write, const util::StatusOr<store::TxnResponse>& resp) {
   if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), prepared.object.name());
   if (resp->succeeded) return write.Entry(resp->header_revision);
+  // Nothing was put: the object lent to the write (LendObject) comes back for the next attempt.
+  if (std::optional<api::Object> lent = write.TakeObject()) prepared.object = std::move(*lent);
   if (!prepared.generated_name || ++prepared.attempts >= kGenerateNameAttempts) {
     return AlreadyExists(info_->gvr.Gr(), prepared.object.name());
   }
@@ -309,6 +324,7 @@ ApiOr<CachedObjectPtr> ResourceStorage::CommitCreate(PreparedCreate prepared) {
   for (;;) {
     auto write = Prepare(StorageKey(*info_, prepared.ns, prepared.object.name()), prepared.object);
     if (!write.ok()) return write.error();
+    LendObject(**write, prepared.object);
     auto resp = CommitOffered(CreateTxn(**write), *write, store_latency_.create);
     if (auto outcome = CreateOutcome(prepared, **write, resp)) return std::move(*outcome);
   }
@@ -319,6 +335,7 @@ void ResourceStorage::CommitCreateAsync(PreparedCreate prepared,
                                         std::function<void(ApiOr<CachedObjectPtr>)> done) {
   auto write = Prepare(StorageKey(*info_, prepared.ns, prepared.object.name()), prepared.object);
   if (!write.ok()) return done(write.error());
+  LendObject(**write, prepared.object);
   cache_->Offer(*write);
   const auto start = std::chrono::steady_clock::now();
   // The store's callback must not block: it records the latency and hands the rest to `resume`.
@@ -330,7 +347,7 @@ void ResourceStorage::CommitCreateAsync(PreparedCreate prepared,
     auto again = resume;
     again([this, prepared = std::move(prepared), write = std::move(write),
            resume = std::move(resume), done = std::move(done), resp = std::move(resp)]() mutable {
-      cache_->Withdraw(write);
+      SettleOffer(write, resp);
       auto outcome = CreateOutcome(prepared, *write, resp);
       if (outcome) return done(std::move(*outcome));
       CommitCreateAsync(std::move(prepared), std::move(resume), std::move(done));
@@ -665,6 +682,7 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
       auto prepared = Prepare(key, obj);
       if (!prepared.ok()) return prepared.error();
       write = std::move(*prepared);
+      LendObject(*write, obj);  // not needed here any more: a failed attempt starts afresh
       txn.success.push_back(store::PutRequest{key, write->json(), false, 0});
     }
     auto resp = write ? CommitOffered(txn, write, store_latency_.update)

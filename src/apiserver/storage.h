@@ -168,6 +168,13 @@ class ResourceStorage {
   util::StatusOr<store::TxnResponse> CommitOffered(const store::TxnRequest& txn,
                                                    const std::shared_ptr<PendingWrite>& write,
                                                    util::Histogram* latency);
+  // Moves `obj`, which `write` was encoded from, into `write` for the in-process watchers that
+  // would otherwise parse the committed version (PendingWrite::KeepObjectForReaders) when the
+  // cache has such watchers; else leaves it. A write that put nothing gives it back (TakeObject).
+  void LendObject(PendingWrite& write, api::Object& obj) const;
+  // Settles `write`'s offer by its transaction's outcome (WatchCache::Committed or Withdraw).
+  void SettleOffer(const std::shared_ptr<PendingWrite>& write,
+                   const util::StatusOr<store::TxnResponse>& resp);
   static store::TxnRequest CreateTxn(const PendingWrite& write);
   // What a create's commit came to: the created object or the error, or nullopt when a generated
   // name was taken and `prepared` now holds another one to try.

@@ -61,8 +61,22 @@ bool WatchFilter::Matches(const api::ResourceInfo& info, const CachedObject& obj
 // ---------------------------------------------------------------------------------------------
 // CacheWatcher
 
-CacheWatcher::CacheWatcher(WatchFilter filter, size_t buffer, bool bookmarks)
-    : filter_(std::move(filter)), buffer_(buffer), bookmarks_(bookmarks) {}
+CacheWatcher::CacheWatcher(WatchFilter filter, size_t buffer, bool bookmarks,
+                           std::shared_ptr<std::atomic<int>> decoders)
+    : filter_(std::move(filter)),
+      buffer_(buffer),
+      bookmarks_(bookmarks),
+      decoders_(std::move(decoders)) {
+  if (decoders_) decoders_->fetch_add(1, std::memory_order_relaxed);
+}
+
+CacheWatcher::~CacheWatcher() {
+  Uncount();
+}
+
+void CacheWatcher::Uncount() {
+  if (decoders_ && !uncounted_.exchange(true)) decoders_->fetch_sub(1, std::memory_order_relaxed);
+}
 
 CacheWatcher::PollResult CacheWatcher::Poll(std::vector<WatchItem>* out,
                                             std::function<void()> wake) {
@@ -79,6 +93,7 @@ CacheWatcher::PollResult CacheWatcher::Poll(std::vector<WatchItem>* out,
 
 void CacheWatcher::Stop() {
   stopped_ = true;
+  Uncount();  // reads nothing more, though the cache drops it only at its next event
   std::lock_guard lock(mu_);
   terminated_ = true;
   queue_.clear();
@@ -234,7 +249,9 @@ util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filt
       }
     }
     initial = items.size();
-    w = std::make_shared<CacheWatcher>(std::move(filter), buffer + initial, options.bookmarks);
+    w = std::make_shared<CacheWatcher>(
+        std::move(filter), buffer + initial, options.bookmarks,
+        options.decodes_without_managed_fields ? decoders_ : nullptr);
     w->last_bookmark = std::chrono::steady_clock::now();
     for (auto& item : items) {
       if (auto wake = w->Push(std::move(item))) wakes.push_back(std::move(wake));
@@ -248,18 +265,39 @@ util::StatusOr<std::shared_ptr<CacheWatcher>> WatchCache::Watch(WatchFilter filt
 void WatchCache::Offer(std::shared_ptr<PendingWrite> write) {
   std::lock_guard lock(offers_mu_);
   std::string key = write->storage_key();
-  offers_.emplace(std::move(key), std::move(write));
+  offers_.emplace(std::move(key), OfferedWrite{std::move(write)});
 }
 
 void WatchCache::Withdraw(const std::shared_ptr<PendingWrite>& write) {
   std::lock_guard lock(offers_mu_);
   auto [first, last] = offers_.equal_range(write->storage_key());
   for (auto it = first; it != last; ++it) {
-    if (it->second == write) {
+    if (it->second.write == write) {
       offers_.erase(it);
       return;
     }
   }
+}
+
+void WatchCache::Committed(const std::shared_ptr<PendingWrite>& write, store::Revision revision) {
+  std::lock_guard lock(offers_mu_);
+  auto [first, last] = offers_.equal_range(write->storage_key());
+  for (auto it = first; it != last; ++it) {
+    if (it->second.write != write) continue;
+    // Already applied without being taken (the event carried other bytes, or the cache was
+    // reset past it): nothing will take it any more.
+    if (revision <= offers_settled_) {
+      offers_.erase(it);
+    } else {
+      it->second.committed = revision;
+    }
+    return;
+  }
+}
+
+size_t WatchCache::offers() const {
+  std::lock_guard lock(offers_mu_);
+  return offers_.size();
 }
 
 CachedObjectPtr WatchCache::TakeOffer(const store::KeyValue& kv) {
@@ -268,8 +306,8 @@ CachedObjectPtr WatchCache::TakeOffer(const store::KeyValue& kv) {
     std::lock_guard lock(offers_mu_);
     auto [first, last] = offers_.equal_range(kv.key);
     for (auto it = first; it != last; ++it) {
-      if (it->second->json() == kv.value) {
-        taken = std::move(it->second);
+      if (it->second.write->json() == kv.value) {
+        taken = std::move(it->second.write);
         offers_.erase(it);
         break;
       }
@@ -278,7 +316,16 @@ CachedObjectPtr WatchCache::TakeOffer(const store::KeyValue& kv) {
   return taken ? taken->Entry(kv.mod_revision) : nullptr;
 }
 
+void WatchCache::SettleOffers(store::Revision revision) {
+  std::lock_guard lock(offers_mu_);
+  offers_settled_ = std::max(offers_settled_, revision);
+  std::erase_if(offers_, [revision](const auto& entry) {
+    return entry.second.committed != 0 && entry.second.committed <= revision;
+  });
+}
+
 void WatchCache::Reset(std::vector<CachedObjectPtr> objects, store::Revision revision) {
+  SettleOffers(revision);
   std::vector<std::function<void()>> wakes;
   {
     std::lock_guard lock(mu_);
@@ -393,6 +440,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
       changes.push_back({&e, nullptr, nullptr});
     }
   }
+  SettleOffers(revision);
   const util::Clock::TimePoint now = options_.clock->Now();
   {
     std::lock_guard lock(mu_);
@@ -421,6 +469,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
         if (it == objects_.end()) {
           objects_.insert(c.obj);
         } else {
+          prev->ReleaseSeed();  // superseded: a reader still behind parses it
           // The same key: the node is reused for the new version.
           auto node = objects_.extract(it);
           node.value() = c.obj;
@@ -428,6 +477,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
         }
       } else {
         if (!prev) continue;  // deleting something we never saw (filtered earlier): nothing to say
+        prev->ReleaseSeed();
         objects_.erase(it);
         // DELETED carries the last state with the deletion's resourceVersion (spliced in).
         ev = std::make_shared<WatchEvent>(WatchEventType::kDeleted,

@@ -127,7 +127,13 @@ struct WatchItem {
 // Poll/Stop by the consumer; all are safe concurrently.
 class CacheWatcher {
  public:
-  CacheWatcher(WatchFilter filter, size_t buffer, bool bookmarks);
+  // `decoders`, if given, counts this watcher until it is stopped or destroyed (WatchCache::
+  // SeedsDecodedObjects).
+  CacheWatcher(WatchFilter filter, size_t buffer, bool bookmarks,
+               std::shared_ptr<std::atomic<int>> decoders = nullptr);
+  ~CacheWatcher();
+  CacheWatcher(const CacheWatcher&) = delete;
+  CacheWatcher& operator=(const CacheWatcher&) = delete;
 
   enum class PollResult { kData, kPending, kEnd };
   // Moves queued items to `out`. On kPending, `wake` is called once when there is news.
@@ -157,6 +163,11 @@ class CacheWatcher {
   std::function<void()> wake_;   // guarded by mu_
   std::atomic<bool> stopped_{false};
   std::atomic<store::Revision> last_revision_{0};
+  // Takes this watcher out of `decoders_` (once: on Stop or destruction).
+  void Uncount();
+
+  const std::shared_ptr<std::atomic<int>> decoders_;
+  std::atomic<bool> uncounted_{false};
 };
 
 // The cache of one storage prefix. Thread-safety: all methods are safe concurrently; only the
@@ -197,6 +208,9 @@ class WatchCache {
     // How a cache without objects (keep_objects false) starts a watch with the current state;
     // such a cache delivers no initial state without them.
     std::optional<std::vector<CachedObjectPtr>> initial_objects;
+    // The consumer is in-process and reads each event's CachedObject::
+    // DecodedWithoutManagedFields (an in-process transport's watch).
+    bool decodes_without_managed_fields = false;
   };
   // Fails with Expired (kOutOfRange, "too old resource version") when from_revision is older
   // than the history window.
@@ -204,10 +218,19 @@ class WatchCache {
                                                       size_t buffer);
 
   // A write about to be committed (cached_object.h): Apply takes its entry for the put of
-  // exactly those bytes instead of parsing and encoding them again. The writer withdraws it once
-  // its transaction is done, whatever the outcome.
+  // exactly those bytes instead of parsing and encoding them again. The writer settles it once
+  // its transaction is done: Withdraw when nothing was put (failed, or its compare did not
+  // hold), Committed when the put was made at `revision`. The store's event may reach the cache
+  // after the writer has its answer, so a committed offer stays until Apply takes it, or until
+  // Apply or Reset has passed `revision` without taking it.
   void Offer(std::shared_ptr<PendingWrite> write);
   void Withdraw(const std::shared_ptr<PendingWrite>& write);
+  void Committed(const std::shared_ptr<PendingWrite>& write, store::Revision revision);
+  // Offers not yet taken or settled away (for tests).
+  size_t offers() const;
+  // Whether a writer should seed its committed version's parsed object
+  // (CachedObject::SeedDecodedWithoutManagedFields): some watcher of this cache decodes them.
+  bool SeedsDecodedObjects() const { return decoders_->load(std::memory_order_relaxed) > 0; }
 
   // --- dispatcher side ---
   // Replaces the whole state (initial load, relist after compaction). Terminates every watcher.
@@ -237,13 +260,22 @@ class WatchCache {
 
   // The entry of the offered write that put exactly `kv`, if any (the offer is removed).
   CachedObjectPtr TakeOffer(const store::KeyValue& kv);
+  // Everything up to `revision` is applied: drops the committed offers it did not take.
+  void SettleOffers(store::Revision revision);
 
   const std::shared_ptr<const api::ResourceInfo> info_;
   const WatchCacheOptions options_;
 
-  std::mutex offers_mu_;
+  struct OfferedWrite {
+    std::shared_ptr<PendingWrite> write;
+    store::Revision committed = 0;  // 0 until the writer knows its put was made
+  };
+  mutable std::mutex offers_mu_;
   // Writes in flight, by storage key (several writers may race on one key).
-  std::unordered_multimap<std::string, std::shared_ptr<PendingWrite>> offers_;  // offers_mu_
+  std::unordered_multimap<std::string, OfferedWrite> offers_;  // offers_mu_
+  store::Revision offers_settled_ = 0;  // offers_mu_: SettleOffers' newest revision
+  // Live watchers with WatchOptions::decodes_without_managed_fields.
+  const std::shared_ptr<std::atomic<int>> decoders_ = std::make_shared<std::atomic<int>>(0);
 
   mutable std::mutex mu_;
   // Entries ordered by their storage key, found by a key alone (the key is the entry's own: a

@@ -251,6 +251,48 @@ TEST_F(WatchCacheTest, OffersOfOtherBytesOrWithdrawnAreNotTaken) {
   cache_.Withdraw(lost);
 }
 
+// The writer learns its outcome when the store publishes it, which can be before the cache has
+// the event: a committed offer waits for it.
+TEST_F(WatchCacheTest, ACommittedOfferIsTakenByTheEventThatArrivesAfterTheWriterIsAnswered) {
+  History(1);
+  std::shared_ptr<PendingWrite> write;
+  Offer(cache_, &write, "a", "db");
+  cache_.Committed(write, 2);
+  EXPECT_EQ(cache_.offers(), 1u);
+  cache_.Apply({PutValue("a", write->json(), 2, 1)}, 2);
+  EXPECT_EQ(cache_.Get("/registry/configmaps/default/a").get(), write->Entry(2).get());
+  EXPECT_EQ(cache_.offers(), 0u);
+}
+
+TEST_F(WatchCacheTest, ACommittedOfferNothingTakesIsDroppedOnceItsRevisionIsApplied) {
+  History(1);
+  std::shared_ptr<PendingWrite> early, late, reset;
+  Offer(cache_, &early, "a", "db");
+  Offer(cache_, &late, "b", "db");
+  cache_.Committed(early, 2);
+  // The store's event carries other bytes (as if another value had been put): not taken.
+  cache_.Apply({PutValue("a", Json("a", "other"), 2, 1)}, 2);
+  EXPECT_EQ(cache_.offers(), 1u);  // `late` is still in flight
+  // Settled after the cache has passed its revision: dropped at once.
+  cache_.Committed(late, 2);
+  EXPECT_EQ(cache_.offers(), 0u);
+  // A relist past the revision drops it too.
+  Offer(cache_, &reset, "c", "db");
+  cache_.Committed(reset, 5);
+  cache_.Reset({}, 6);
+  EXPECT_EQ(cache_.offers(), 0u);
+}
+
+TEST_F(WatchCacheTest, AnUncommittedOfferStaysUntilItsWriterWithdrawsIt) {
+  History(1);
+  std::shared_ptr<PendingWrite> write;
+  Offer(cache_, &write, "a", "db");
+  cache_.Apply({PutValue("b", Json("b", "x"), 2, 1)}, 2);
+  EXPECT_EQ(cache_.offers(), 1u);  // its transaction may still commit at a later revision
+  cache_.Withdraw(write);
+  EXPECT_EQ(cache_.offers(), 0u);
+}
+
 TEST_F(WatchCacheTest, DeletedCarriesTheLastStateAtTheDeletionsRevision) {
   History(2);
   auto w = cache_.Watch({}, {.from_revision = 2}, 100);

@@ -233,6 +233,85 @@ TEST_F(InProcessWatchTest, LeanWatchesShareObjectsWithoutManagedFieldsAndUpdates
   EXPECT_EQ(api::FindString(l_mod->doc(), {"data", "w"}), "2");
 }
 
+// The value of one series of the server's /metrics (0 when it is not there yet).
+double MetricValue(InProcessTransport& transport, const std::string& series) {
+  auto resp = transport.Do({.path = "/metrics"});
+  EXPECT_TRUE(resp.ok() && resp->status == 200);
+  if (!resp.ok()) return -1;
+  const std::string& text = resp->body;
+  for (size_t at = text.find(series + " "); at != std::string::npos;
+       at = text.find(series + " ", at + 1)) {
+    if (at == 0 || text[at - 1] == '\n') return std::stod(text.substr(at + series.size() + 1));
+  }
+  return 0;
+}
+
+constexpr char kFromWriter[] = R"(apiserver_watch_cache_decoded_objects_total{source="writer"})";
+constexpr char kParsed[] = R"(apiserver_watch_cache_decoded_objects_total{source="parsed"})";
+
+TEST_F(InProcessWatchTest, LeanWatchersGetTheWritersObjectInsteadOfParsingTheBytes) {
+  InProcessTransport lean([this](apiserver::Request& r) { return server_->Handle(r); },
+                          {.watch_without_managed_fields = true});
+  auto watch = [&](InProcessTransport& t, const std::string& rv) {
+    auto resp =
+        t.Stream({.path = kConfigMaps, .query = {{"watch", "true"}, {"resourceVersion", rv}}});
+    EXPECT_TRUE(resp.ok() && resp->status == 200);
+    return std::make_unique<client::StreamWatcher>(std::move(resp->body));
+  };
+  auto next = [](client::Watcher& w) -> api::ObjectPtr {
+    auto e = w.Next();
+    EXPECT_TRUE(e.ok() && e->has_value());
+    return e.ok() && e->has_value() ? (*e)->object : nullptr;
+  };
+  api::ObjectPtr first = Create("first", "0");
+  ASSERT_NE(first, nullptr);
+  const std::string from(first->resource_version());
+  auto leaner = watch(lean, from);
+  auto full = watch(*transport_, from);
+  const double writer_before = MetricValue(*transport_, kFromWriter);
+  const double parsed_before = MetricValue(*transport_, kParsed);
+
+  // What parsing the bytes would have given: the whole object without managedFields, at its own
+  // resourceVersion. Each write is answered before the watchers read its event.
+  auto check_next_event = [&](const std::string& what) {
+    api::ObjectPtr l = next(*leaner);
+    api::ObjectPtr f = next(*full);
+    ASSERT_TRUE(l && f) << what;
+    json::object stripped = f->doc();
+    stripped["metadata"].as_object().erase("managedFields");
+    EXPECT_EQ(l->doc(), stripped) << what;
+    EXPECT_EQ(l->resource_version(), f->resource_version()) << what;
+  };
+  ASSERT_NE(Create("a", "1"), nullptr);
+  check_next_event("create");
+  ASSERT_NE(Write("PATCH", std::string(kConfigMaps) + "/a", R"({"data":{"w":"2"}})",
+                  "application/merge-patch+json"),
+            nullptr);
+  check_next_event("merge patch");
+  api::ObjectPtr current = Write("GET", std::string(kConfigMaps) + "/a", "");
+  ASSERT_NE(current, nullptr);
+  api::Object replaced = *current;
+  replaced.mutable_doc()["data"].as_object()["v"] = "3";
+  ASSERT_NE(Write("PUT", std::string(kConfigMaps) + "/a", json::serialize(replaced.doc())),
+            nullptr);
+  check_next_event("update");
+  EXPECT_EQ(MetricValue(*transport_, kFromWriter) - writer_before, 3);
+  EXPECT_EQ(MetricValue(*transport_, kParsed) - parsed_before, 0);
+
+  // With no lean watcher, writers leave nothing behind: a lean watcher that starts later parses.
+  leaner.reset();
+  full.reset();
+  api::ObjectPtr late = Create("late", "4");
+  ASSERT_NE(late, nullptr);
+  auto again = watch(lean, std::string(first->resource_version()));
+  api::ObjectPtr seen;
+  for (int i = 0; i < 4; ++i) seen = next(*again);
+  ASSERT_NE(seen, nullptr);
+  EXPECT_EQ(seen->name(), "late");
+  EXPECT_EQ(MetricValue(*transport_, kFromWriter) - writer_before, 3);
+  EXPECT_GE(MetricValue(*transport_, kParsed) - parsed_before, 1);
+}
+
 TEST_F(InProcessWatchTest, EventsAreReadFromTheStoreAndWatchedFromTheCachesHistory) {
   constexpr char kEvents[] = "/api/v1/namespaces/default/events";
   auto create_event = [&](const std::string& name, const std::string& pod) {
