@@ -188,9 +188,28 @@ int JsonNestingDepth(const json::value& v, int cap) {
   return max_depth;
 }
 
-bool JsonEqual(const json::value& a, const json::value& b) {
-  std::vector<std::pair<const json::value*, const json::value*>> stack;
-  stack.emplace_back(&a, &b);
+namespace {
+
+using ValuePairs = std::vector<std::pair<const json::value*, const json::value*>>;
+
+// Pairs up the members of `x` and `y` onto `stack`; false when their keys differ. Pairwise while
+// both list their members in the same order (the usual case: one was copied from the other), a
+// lookup only where the order differs: looking up every key, as boost::json's operator== does,
+// is ~10x slower on a pod.
+bool PairMembers(const json::object& x, const json::object& y, ValuePairs* stack) {
+  if (x.size() != y.size()) return false;
+  auto in_y = y.begin();
+  for (const json::key_value_pair& member : x) {
+    const json::value* other =
+        in_y->key() == member.key() ? &in_y->value() : y.if_contains(member.key());
+    if (other == nullptr) return false;
+    stack->emplace_back(&member.value(), other);
+    ++in_y;
+  }
+  return true;
+}
+
+bool PairsEqual(ValuePairs stack) {
   while (!stack.empty()) {
     auto [x, y] = stack.back();
     stack.pop_back();
@@ -200,17 +219,9 @@ bool JsonEqual(const json::value& a, const json::value& b) {
     }
     if (x->kind() != y->kind()) return false;
     switch (x->kind()) {
-      case json::kind::object: {
-        const json::object& xo = x->get_object();
-        const json::object& yo = y->get_object();
-        if (xo.size() != yo.size()) return false;
-        for (const json::key_value_pair& member : xo) {
-          const json::value* other = yo.if_contains(member.key());
-          if (other == nullptr) return false;
-          stack.emplace_back(&member.value(), other);
-        }
+      case json::kind::object:
+        if (!PairMembers(x->get_object(), y->get_object(), &stack)) return false;
         break;
-      }
       case json::kind::array: {
         const json::array& xa = x->get_array();
         const json::array& ya = y->get_array();
@@ -223,6 +234,17 @@ bool JsonEqual(const json::value& a, const json::value& b) {
     }
   }
   return true;
+}
+
+}  // namespace
+
+bool JsonEqual(const json::value& a, const json::value& b) {
+  return PairsEqual({{&a, &b}});
+}
+
+bool JsonEqual(const json::object& a, const json::object& b) {
+  ValuePairs stack;
+  return PairMembers(a, b, &stack) && PairsEqual(std::move(stack));
 }
 
 void RemoveNullMembers(json::value& v) {

@@ -58,6 +58,7 @@ int JsonNestingDepth(const boost::json::value& v, int cap = kMaxPatchNestingDept
 // Structural equality where numbers compare by value (1 == 1.0 == 1u, as upstream's decoder turns
 // integral floats into integers) and object member order is irrelevant. Iterative.
 bool JsonEqual(const boost::json::value& a, const boost::json::value& b);
+bool JsonEqual(const boost::json::object& a, const boost::json::object& b);
 
 // Removes every null member of every object inside `v` (through arrays too); null array elements
 // stay. This is what upstream does to values it takes verbatim from a patch. Iterative.

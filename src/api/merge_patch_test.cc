@@ -1,7 +1,10 @@
 #include "api/merge_patch.h"
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <boost/json/parse.hpp>
@@ -216,6 +219,30 @@ INSTANTIATE_TEST_SUITE_P(
                     EqualCase{"Nested", R"({"a":[{"b":[1,{"c":2}]}]})",
                               R"({"a":[{"b":[1.0,{"c":2}]}]})", true}),
     [](const testing::TestParamInfo<EqualCase>& info) { return info.param.name; });
+
+TEST(JsonEqualTest, AnObjectEqualsEveryOrderOfItsMembersAndNoChangedOne) {
+  const json::object pod =
+      ParseJson(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"web",)"
+                R"("labels":{"app":"web","tier":"fe"}},"spec":{"nodeName":"n1",)"
+                R"("containers":[{"name":"c","image":"i"}]},"status":{}})")
+          .as_object();
+  std::vector<std::string> keys;
+  for (const auto& m : pod) keys.emplace_back(m.key());
+  std::mt19937 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    std::shuffle(keys.begin(), keys.end(), rng);
+    json::object shuffled;
+    for (const std::string& k : keys) shuffled[k] = pod.at(k);
+    EXPECT_TRUE(JsonEqual(pod, shuffled));
+    EXPECT_TRUE(JsonEqual(json::value(pod), json::value(shuffled)));
+    shuffled["spec"].as_object()["nodeName"] = "n2";
+    EXPECT_FALSE(JsonEqual(pod, shuffled));
+    shuffled["spec"].as_object()["nodeName"] = "n1";
+    shuffled.erase("status");
+    shuffled["state"] = json::object();  // as many members, one of another name
+    EXPECT_FALSE(JsonEqual(pod, shuffled));
+  }
+}
 
 TEST(RemoveNullMembersTest, PrunesObjectsEverywhereButKeepsArrayNulls) {
   json::value v = ParseJson(R"({"a":null,"b":{"c":null,"d":[null,{"e":null,"f":1}]},"g":2})");

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "api/custom_resource.h"
+#include "api/merge_patch.h"
 #include "apiserver/fieldmanager.h"
 #include "apiserver/metrics.h"
 #include "util/base64.h"
@@ -657,7 +658,7 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
 
     // Nothing changed: no write, no new resourceVersion, no watch event.
     obj.set_resource_version(old.resource_version());
-    if (obj.doc() == old.doc()) {
+    if (api::JsonEqual(obj.doc(), old.doc())) {
       if (guess) {  // unchanged from the cache's version, which may be behind the store
         try_cache = false;
         continue;

@@ -1,8 +1,13 @@
 #include "apiserver/strategy.h"
 
 #include <algorithm>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "api/labels.h"
+#include "api/merge_patch.h"
 #include "apiserver/strategy_util.h"
 
 namespace converge::apiserver {
@@ -32,7 +37,7 @@ bool SpecEqual(const api::Object& a, const api::Object& b) {
     if (skip(k)) continue;
     ++nx;
     auto it = y.find(k);
-    if (it == y.end() || it->value() != v) return false;
+    if (it == y.end() || !api::JsonEqual(it->value(), v)) return false;
   }
   size_t ny = 0;
   for (const auto& [k, v] : y) {
@@ -215,14 +220,7 @@ void Strategy::PrepareForCreate(api::Object& obj) const {
 }
 
 void Strategy::PrepareForUpdate(api::Object& obj, const api::Object& old) const {
-  if (HasStatusSubresource()) {
-    json::object& doc = obj.mutable_doc();
-    if (auto it = old.doc().find("status"); it != old.doc().end()) {
-      doc["status"] = it->value();
-    } else {
-      doc.erase("status");
-    }
-  }
+  if (HasStatusSubresource()) sv::CopyField(obj.mutable_doc(), old.doc(), "status");
   if (TracksGeneration()) {
     // Default first (idempotent): a client that omits defaulted fields has not changed the spec.
     Default(obj);
@@ -232,20 +230,38 @@ void Strategy::PrepareForUpdate(api::Object& obj, const api::Object& old) const 
   }
 }
 
+namespace {
+
+// Makes `to` equal to `from` except for the members named in `keep`, which stay as they are. In
+// place, member by member: `to` is usually `from` with a few changes.
+void CopyAllBut(json::object& to, const json::object& from,
+                std::initializer_list<std::string_view> keep) {
+  auto kept = [&keep](std::string_view key) {
+    return std::find(keep.begin(), keep.end(), key) != keep.end();
+  };
+  std::vector<std::string> extra;
+  for (const auto& m : to) {
+    if (!kept(m.key()) && !from.contains(m.key())) extra.emplace_back(m.key());
+  }
+  for (const std::string& k : extra) to.stable_erase(k);
+  for (const auto& m : from) {
+    if (!kept(m.key())) sv::CopyField(to, from, m.key());
+  }
+}
+
+}  // namespace
+
 void Strategy::PrepareForStatusUpdate(api::Object& obj, const api::Object& old) const {
   // Only status moves through /status: everything else comes from the stored object, except the
   // concurrency token the client sent.
-  json::value status;
-  if (auto it = obj.doc().find("status"); it != obj.doc().end()) status = it->value();
-  std::string rv(obj.resource_version());
-  api::Object merged = old;
-  if (status.is_null()) {
-    merged.mutable_doc().erase("status");
-  } else {
-    merged.mutable_doc()["status"] = std::move(status);
+  json::object& doc = obj.mutable_doc();
+  CopyAllBut(doc, old.doc(), {"status", "metadata"});
+  if (const json::value* status = doc.if_contains("status"); status && status->is_null()) {
+    doc.erase("status");
   }
-  merged.set_resource_version(rv);
-  obj = std::move(merged);
+  static const json::object kEmpty;
+  CopyAllBut(obj.mutable_metadata(), old.metadata() ? *old.metadata() : kEmpty,
+             {"resourceVersion"});
 }
 
 std::vector<StatusCause> Strategy::Validate(const api::Object&) const {

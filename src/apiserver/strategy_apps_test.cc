@@ -281,6 +281,30 @@ TEST(DeploymentStrategyTest, StatusUpdateCarriesAnnotationsNotLabels) {
 
 // ---- ReplicaSets ----
 
+TEST(ReplicaSetStrategyTest, StatusUpdateKeepsOnlyTheStatusAndTheResourceVersionItWasSent) {
+  auto s = MakeStrategy(Info("apps", "v1", "replicasets", "ReplicaSet", true, {"status", "scale"}));
+  api::Object old = Obj(R"({"apiVersion":"apps/v1","kind":"ReplicaSet",
+    "metadata":{"name":"web","namespace":"default","resourceVersion":"5",
+      "labels":{"app":"web"},"annotations":{"a":"1"}},
+    "spec":{"replicas":2},"status":{"replicas":1}})");
+  api::Object upd = Obj(R"({"apiVersion":"apps/v1","kind":"ReplicaSet","extra":true,
+    "metadata":{"name":"web","namespace":"default","resourceVersion":"4",
+      "labels":{"app":"other"},"finalizers":["x"]},
+    "spec":{"replicas":9},"status":{"replicas":2}})");
+  s->PrepareForStatusUpdate(upd, old);
+  api::Object want = old;
+  want.mutable_doc()["status"] = json::parse(R"({"replicas":2})");
+  want.set_resource_version("4");
+  EXPECT_EQ(upd.doc(), want.doc()) << json::serialize(upd.doc());
+
+  // A null status clears it, as a status left out does.
+  api::Object cleared = old;
+  cleared.mutable_doc()["status"] = nullptr;
+  s->PrepareForStatusUpdate(cleared, old);
+  EXPECT_EQ(Json(cleared, {"status"}), "<absent>");
+  EXPECT_EQ(Json(cleared, {"spec", "replicas"}), "2");
+}
+
 TEST(ReplicaSetStrategyTest, DefaultsAndValidation) {
   auto s = MakeStrategy(Info("apps", "v1", "replicasets", "ReplicaSet", true, {"status", "scale"}));
   api::Object rs = BaseDeployment();

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "api/labels.h"
+#include "api/merge_patch.h"
 #include "apiserver/strategy.h"
 
 namespace converge::apiserver::sv {
@@ -182,7 +183,11 @@ const json::object& Status(const api::Object& o) {
 
 void CopyField(json::object& to, const json::object& from, std::string_view key) {
   if (const json::value* v = Get(from, key)) {
-    to[key] = *v;
+    // Usually equal already (the client's object was read from the stored one): comparing
+    // costs far less than copying the subtree and destroying the one it replaces.
+    if (const json::value* have = to.if_contains(key); !have || !api::JsonEqual(*have, *v)) {
+      to[key] = *v;
+    }
   } else {
     to.erase(key);
   }
