@@ -74,13 +74,23 @@ class InProcessWatchTest : public ::testing::Test {
                      R"("},"data":{"v":")" + data + R"("}})");
   }
 
-  std::unique_ptr<client::Watcher> Watch(const std::string& resource_version) {
-    auto resp = transport_->Stream(
+  // A watch of the ConfigMaps from `resource_version` through `through` (default: transport_).
+  std::unique_ptr<client::Watcher> Watch(const std::string& resource_version,
+                                         InProcessTransport* through = nullptr) {
+    if (through == nullptr) through = transport_.get();
+    auto resp = through->Stream(
         {.path = kConfigMaps, .query = {{"watch", "true"}, {"resourceVersion", resource_version}}});
     EXPECT_TRUE(resp.ok());
     if (!resp.ok()) return nullptr;
     EXPECT_EQ(resp->status, 200);
     return std::make_unique<client::StreamWatcher>(std::move(resp->body));
+  }
+
+  // The object of the watch's next event (null, and a failure, when there is none).
+  static api::ObjectPtr NextObject(client::Watcher& w) {
+    auto e = w.Next();
+    EXPECT_TRUE(e.ok() && e->has_value());
+    return e.ok() && e->has_value() ? (*e)->object : nullptr;
   }
 
   store::TempDir dir_;
@@ -155,23 +165,12 @@ bool Owns(const json::object& doc, const std::string& manager, const std::string
 TEST_F(InProcessWatchTest, LeanWatchesShareObjectsWithoutManagedFieldsAndUpdatesKeepTheStoredOnes) {
   InProcessTransport lean([this](apiserver::Request& r) { return server_->Handle(r); },
                           {.watch_without_managed_fields = true});
-  auto watch = [&](InProcessTransport& t, const std::string& rv) {
-    auto resp =
-        t.Stream({.path = kConfigMaps, .query = {{"watch", "true"}, {"resourceVersion", rv}}});
-    EXPECT_TRUE(resp.ok() && resp->status == 200);
-    return std::make_unique<client::StreamWatcher>(std::move(resp->body));
-  };
-  auto next = [](client::Watcher& w) -> api::ObjectPtr {
-    auto e = w.Next();
-    EXPECT_TRUE(e.ok() && e->has_value());
-    return e.ok() && e->has_value() ? (*e)->object : nullptr;
-  };
   api::ObjectPtr seed = Create("seed", "0");
   ASSERT_NE(seed, nullptr);
   const std::string from(seed->resource_version());
-  auto lean1 = watch(lean, from);
-  auto lean2 = watch(lean, from);
-  auto full = watch(*transport_, from);
+  auto lean1 = Watch(from, &lean);
+  auto lean2 = Watch(from, &lean);
+  auto full = Watch(from);
 
   auto created = transport_->Do(
       {.method = "POST",
@@ -183,9 +182,9 @@ TEST_F(InProcessWatchTest, LeanWatchesShareObjectsWithoutManagedFieldsAndUpdates
   ASSERT_TRUE(created.ok());
   ASSERT_EQ(created->status, 201) << created->body;
 
-  api::ObjectPtr l1 = next(*lean1);
-  api::ObjectPtr l2 = next(*lean2);
-  api::ObjectPtr f = next(*full);
+  api::ObjectPtr l1 = NextObject(*lean1);
+  api::ObjectPtr l2 = NextObject(*lean2);
+  api::ObjectPtr f = NextObject(*full);
   ASSERT_TRUE(l1 && l2 && f);
   // Lean watchers share one object without managedFields; a plain watcher gets them.
   EXPECT_EQ(l1.get(), l2.get());
@@ -225,8 +224,8 @@ TEST_F(InProcessWatchTest, LeanWatchesShareObjectsWithoutManagedFieldsAndUpdates
   EXPECT_FALSE(Owns(got_obj->doc(), "bob", "v"));
 
   // The update's event: lean again for the lean watcher, whole for the plain one.
-  api::ObjectPtr l_mod = next(*lean1);
-  api::ObjectPtr f_mod = next(*full);
+  api::ObjectPtr l_mod = NextObject(*lean1);
+  api::ObjectPtr f_mod = NextObject(*full);
   ASSERT_TRUE(l_mod && f_mod);
   EXPECT_EQ(api::Find(l_mod->doc(), {"metadata", "managedFields"}), nullptr);
   EXPECT_EQ(Managers(f_mod->doc()), (std::vector<std::string>{"alice", "bob"}));
@@ -252,30 +251,19 @@ constexpr char kParsed[] = R"(apiserver_watch_cache_decoded_objects_total{source
 TEST_F(InProcessWatchTest, LeanWatchersGetTheWritersObjectInsteadOfParsingTheBytes) {
   InProcessTransport lean([this](apiserver::Request& r) { return server_->Handle(r); },
                           {.watch_without_managed_fields = true});
-  auto watch = [&](InProcessTransport& t, const std::string& rv) {
-    auto resp =
-        t.Stream({.path = kConfigMaps, .query = {{"watch", "true"}, {"resourceVersion", rv}}});
-    EXPECT_TRUE(resp.ok() && resp->status == 200);
-    return std::make_unique<client::StreamWatcher>(std::move(resp->body));
-  };
-  auto next = [](client::Watcher& w) -> api::ObjectPtr {
-    auto e = w.Next();
-    EXPECT_TRUE(e.ok() && e->has_value());
-    return e.ok() && e->has_value() ? (*e)->object : nullptr;
-  };
   api::ObjectPtr first = Create("first", "0");
   ASSERT_NE(first, nullptr);
   const std::string from(first->resource_version());
-  auto leaner = watch(lean, from);
-  auto full = watch(*transport_, from);
+  auto leaner = Watch(from, &lean);
+  auto full = Watch(from);
   const double writer_before = MetricValue(*transport_, kFromWriter);
   const double parsed_before = MetricValue(*transport_, kParsed);
 
   // What parsing the bytes would have given: the whole object without managedFields, at its own
   // resourceVersion. Each write is answered before the watchers read its event.
   auto check_next_event = [&](const std::string& what) {
-    api::ObjectPtr l = next(*leaner);
-    api::ObjectPtr f = next(*full);
+    api::ObjectPtr l = NextObject(*leaner);
+    api::ObjectPtr f = NextObject(*full);
     ASSERT_TRUE(l && f) << what;
     json::object stripped = f->doc();
     stripped["metadata"].as_object().erase("managedFields");
@@ -303,9 +291,9 @@ TEST_F(InProcessWatchTest, LeanWatchersGetTheWritersObjectInsteadOfParsingTheByt
   full.reset();
   api::ObjectPtr late = Create("late", "4");
   ASSERT_NE(late, nullptr);
-  auto again = watch(lean, std::string(first->resource_version()));
+  auto again = Watch(std::string(first->resource_version()), &lean);
   api::ObjectPtr seen;
-  for (int i = 0; i < 4; ++i) seen = next(*again);
+  for (int i = 0; i < 4; ++i) seen = NextObject(*again);
   ASSERT_NE(seen, nullptr);
   EXPECT_EQ(seen->name(), "late");
   EXPECT_EQ(MetricValue(*transport_, kFromWriter) - writer_before, 3);
