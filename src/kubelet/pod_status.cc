@@ -1,6 +1,11 @@
 #include "kubelet/pod_status.h"
 
+#include <boost/container/small_vector.hpp>
+
 #include <algorithm>
+#include <bit>
+#include <climits>
+#include <cstring>
 #include <functional>
 #include <set>
 
@@ -82,9 +87,6 @@ json::array IpList(const std::string& ip) {
   return a;
 }
 
-// Sorted keys; "", {}, [] and null dropped (absent and empty read the same to every client).
-void AppendCanonical(const json::value& v, std::string& out);
-
 bool IsEmpty(const json::value& v) {
   return v.is_null() || (v.is_string() && v.get_string().empty()) ||
          (v.is_object() && v.get_object().empty()) || (v.is_array() && v.get_array().empty());
@@ -100,43 +102,82 @@ bool IsDeepEmpty(const json::value& v) {
   return true;
 }
 
-void AppendCanonical(const json::value& v, std::string& out) {
-  if (v.is_object()) {
-    const json::object& o = v.get_object();
-    std::vector<std::pair<std::string_view, const json::value*>> members;
-    for (const auto& [k, val] : o) {
-      if (!IsDeepEmpty(val)) members.emplace_back(k, &val);
+// Feeds the canonical form of JSON values to a 64-bit hash as tokens (a tag per kind, then the
+// value), without building the canonical text: the kubelet fingerprints every status it builds
+// and every pod it sees. Each token is mixed in order, so the structure is part of the hash
+// ({"a":"bc"} and {"ab":"c"}, ["a","b"] and ["ab"] differ).
+class CanonicalHasher {
+ public:
+  uint64_t hash() const { return h_; }
+
+  void Value(const json::value& v) {
+    switch (v.kind()) {
+      case json::kind::object: Object(v.get_object(), {}); break;
+      case json::kind::array:
+        Mix('[');
+        for (const json::value& e : v.get_array()) Value(e);
+        Mix(']');
+        break;
+      case json::kind::string: String('s', v.get_string()); break;
+      case json::kind::int64:
+        Mix('n');
+        Mix(static_cast<uint64_t>(v.get_int64()));
+        break;
+      case json::kind::uint64:
+        // An unsigned value an int64 can hold is written the same way: they hash alike.
+        Mix(v.get_uint64() <= static_cast<uint64_t>(INT64_MAX) ? 'n' : 'u');
+        Mix(v.get_uint64());
+        break;
+      case json::kind::double_: {
+        uint64_t bits;
+        const double d = v.get_double();
+        std::memcpy(&bits, &d, sizeof bits);
+        Mix('d');
+        Mix(bits);
+        break;
+      }
+      case json::kind::bool_: Mix(v.get_bool() ? 't' : 'f'); break;
+      case json::kind::null: Mix('z'); break;
+    }
+  }
+
+  // `o` with its members sorted by key, deep-empty members and the member `skip` (unless "") left
+  // out.
+  void Object(const json::object& o, std::string_view skip) {
+    boost::container::small_vector<const json::key_value_pair*, 16> members;
+    for (const json::key_value_pair& kv : o) {
+      if ((skip.empty() || kv.key() != skip) && !IsDeepEmpty(kv.value())) members.push_back(&kv);
     }
     std::sort(members.begin(), members.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    out += '{';
-    for (size_t i = 0; i < members.size(); ++i) {
-      if (i) out += ',';
-      out += json::serialize(json::value(members[i].first));
-      out += ':';
-      AppendCanonical(*members[i].second, out);
+              [](const json::key_value_pair* a, const json::key_value_pair* b) {
+                return a->key() < b->key();
+              });
+    Mix('{');
+    for (const json::key_value_pair* kv : members) {
+      String('k', kv->key());
+      Value(kv->value());
     }
-    out += '}';
-  } else if (v.is_array()) {
-    out += '[';
-    bool first = true;
-    for (const json::value& e : v.get_array()) {
-      if (!first) out += ',';
-      first = false;
-      AppendCanonical(e, out);
-    }
-    out += ']';
-  } else {
-    out += json::serialize(v);
+    Mix('}');
   }
-}
+
+  void String(char tag, std::string_view s) {
+    Mix(tag);
+    Mix(s.size());
+    Mix(std::hash<std::string_view>{}(s));
+  }
+
+  void Mix(uint64_t v) { h_ = std::rotl(h_ ^ v, 27) * 0x9e3779b97f4a7c15ULL; }
+
+ private:
+  uint64_t h_ = 0xcbf29ce484222325ULL;
+};
 
 }  // namespace
 
-std::string CanonicalJson(const json::value& v) {
-  std::string out;
-  AppendCanonical(v, out);
-  return out;
+uint64_t CanonicalHash(const json::value& v) {
+  CanonicalHasher h;
+  h.Value(v);
+  return h.hash();
 }
 
 json::object BuildPodStatus(const PodMachine& m, std::string_view pod_scheduled_time) {
@@ -207,31 +248,49 @@ std::string BuildStatusPatch(std::string_view uid, const json::object& status) {
 }
 
 uint64_t StatusFingerprint(const json::object& status) {
-  json::object p;
-  for (const char* key : {"phase", "reason", "message", "hostIP", "hostIPs", "podIP", "podIPs",
-                          "startTime", "containerStatuses", "initContainerStatuses"}) {
-    if (const json::value* v = status.if_contains(key)) p[key] = *v;
-  }
-  if (const json::value* conds = status.if_contains("conditions"); conds && conds->is_array()) {
-    std::vector<const json::object*> owned;
-    for (const json::value& c : conds->get_array()) {
-      if (!c.is_object()) continue;
-      if (KubeletConditionTypes().count(api::Object::GetString(c.get_object(), "type"))) {
-        owned.push_back(&c.get_object());
+  // The canonical form of the status reduced to these members (sorted: the hasher's order) and
+  // the kubelet's conditions sorted by type, each without lastProbeTime.
+  static constexpr std::string_view kMembers[] = {"conditions",
+                                                  "containerStatuses",
+                                                  "hostIP",
+                                                  "hostIPs",
+                                                  "initContainerStatuses",
+                                                  "message",
+                                                  "phase",
+                                                  "podIP",
+                                                  "podIPs",
+                                                  "reason",
+                                                  "startTime"};
+  CanonicalHasher h;
+  h.Mix('{');
+  for (std::string_view key : kMembers) {
+    if (key == "conditions") {
+      const json::value* conds = status.if_contains(key);
+      if (!conds || !conds->is_array()) continue;
+      boost::container::small_vector<const json::object*, 8> owned;
+      for (const json::value& c : conds->get_array()) {
+        if (c.is_object() &&
+            KubeletConditionTypes().count(api::Object::GetString(c.get_object(), "type"))) {
+          owned.push_back(&c.get_object());
+        }
       }
+      if (owned.empty()) continue;
+      std::sort(owned.begin(), owned.end(), [](const json::object* a, const json::object* b) {
+        return api::Object::GetString(*a, "type") < api::Object::GetString(*b, "type");
+      });
+      h.String('k', key);
+      h.Mix('[');
+      for (const json::object* c : owned) h.Object(*c, "lastProbeTime");
+      h.Mix(']');
+      continue;
     }
-    std::sort(owned.begin(), owned.end(), [](const json::object* a, const json::object* b) {
-      return api::Object::GetString(*a, "type") < api::Object::GetString(*b, "type");
-    });
-    json::array cs;
-    for (const json::object* c : owned) {
-      json::object copy = *c;
-      copy.erase("lastProbeTime");
-      cs.push_back(std::move(copy));
-    }
-    p["conditions"] = std::move(cs);
+    const json::value* v = status.if_contains(key);
+    if (!v || IsDeepEmpty(*v)) continue;
+    h.String('k', key);
+    h.Value(*v);
   }
-  return std::hash<std::string>{}(CanonicalJson(p));
+  h.Mix('}');
+  return h.hash();
 }
 
 std::string PodScheduledTime(const json::object& status) {

@@ -39,7 +39,10 @@ uint64_t StatusFingerprint(const boost::json::object& status);
 // The lastTransitionTime of the PodScheduled condition in `status`, or "".
 std::string PodScheduledTime(const boost::json::object& status);
 
-// Canonical JSON: objects with sorted keys; "", {}, [] and null members dropped.
-std::string CanonicalJson(const boost::json::value& v);
+// A 64-bit hash of `v`'s canonical form: objects' members in key order, members that are "", {},
+// [] or null (or objects of only such members) dropped, arrays in order, an integer the same
+// whether signed or unsigned. Values with equal canonical forms hash alike; others differ but for
+// a collision of the hash.
+uint64_t CanonicalHash(const boost::json::value& v);
 
 }  // namespace converge::kubelet

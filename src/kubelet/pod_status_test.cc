@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 namespace converge::kubelet {
 namespace {
 
@@ -44,6 +48,16 @@ TEST(PodStatusTest, FingerprintIgnoresWhatReadersCannotSee) {
                       {"type":"PodScheduled","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z"}],
         "containerStatuses":[{"name":"web","ready":true,"restartCount":1}]})",
        false},
+      {"ProbeTimeAndEmptyMembers", R"({"phase":"Running","podIP":"10.244.0.2","reason":"",
+        "conditions":[{"type":"Ready","status":"True","lastProbeTime":"2025-02-02T00:00:00Z","lastTransitionTime":"2025-01-01T00:00:00Z"},
+                      {"type":"PodScheduled","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z","message":""}],
+        "containerStatuses":[{"name":"web","ready":true,"restartCount":0,"state":{"waiting":{}}}]})",
+       true},
+      {"ConditionTransitionTime", R"({"phase":"Running","podIP":"10.244.0.2",
+        "conditions":[{"type":"Ready","status":"True","lastTransitionTime":"2025-01-01T00:00:01Z"},
+                      {"type":"PodScheduled","status":"True","lastTransitionTime":"2025-01-01T00:00:00Z"}],
+        "containerStatuses":[{"name":"web","ready":true,"restartCount":0}]})",
+       false},
       {"Empty", "{}", false},
   };
   for (const Case& c : cases) {
@@ -64,10 +78,25 @@ TEST(PodStatusTest, PatchKeepsConditionOrderAndClearsReason) {
   EXPECT_TRUE(st.at("message").is_null());
 }
 
-TEST(PodStatusTest, CanonicalJsonSortsAndDropsEmpties) {
-  EXPECT_EQ(
-      CanonicalJson(json::parse(R"({"b":1,"a":{"y":"","x":[]},"c":null,"d":[{"z":2,"y":{}}]})")),
-      R"({"b":1,"d":[{"z":2}]})");
+TEST(PodStatusTest, CanonicalHashSortsKeysAndDropsEmptiesButKeepsStructure) {
+  auto hash = [](std::string_view text) { return CanonicalHash(json::parse(text)); };
+  // Equal canonical forms: {"b":1,"d":[{"z":2}]}.
+  EXPECT_EQ(hash(R"({"b":1,"a":{"y":"","x":[]},"c":null,"d":[{"z":2,"y":{}}]})"),
+            hash(R"({"d":[{"z":2}],"b":1})"));
+  EXPECT_EQ(hash(R"({"n":7})"), CanonicalHash(json::object{{"n", uint64_t{7}}}));
+  EXPECT_EQ(hash(R"({"":"x","a":1})"), hash(R"({"a":1,"":"x"})"));
+  // Different ones.
+  const std::vector<std::string_view> distinct = {
+      R"({"b":1})",   R"({"b":2})",        R"({"b":"1"})",  R"({"b":1.0})",     R"({"b":true})",
+      R"({"b":[1]})", R"({"b":[null]})",   R"({"b":[{}]})", R"({"a":"bc"})",    R"({"ab":"c"})",
+      R"(["a","b"])", R"(["ab"])",         R"([[1],2])",    R"([1,[2]])",       R"([1,2])",
+      R"([2,1])",     R"({"":"x","a":1})", R"({"a":1})",    R"({"b":{"c":1}})", R"({"b":{"c":2}})",
+  };
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    for (size_t j = i + 1; j < distinct.size(); ++j) {
+      EXPECT_NE(hash(distinct[i]), hash(distinct[j])) << distinct[i] << " vs " << distinct[j];
+    }
+  }
 }
 
 TEST(PodStatusTest, PodScheduledTime) {
