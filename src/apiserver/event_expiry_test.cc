@@ -30,7 +30,7 @@ class InterposingKv final : public store::KV {
       const store::DeleteRangeRequest& r) override {
     return kv_->DeleteRange(r);
   }
-  util::StatusOr<store::TxnResponse> Txn(const store::TxnRequest& r) override {
+  util::StatusOr<store::TxnResponse> Txn(store::TxnRequest r) override {
     ++txns;
     if (before_txn_) std::exchange(before_txn_, nullptr)();
     return kv_->Txn(r);

@@ -159,10 +159,9 @@ ApiOr<std::shared_ptr<PendingWrite>> ResourceStorage::Prepare(const std::string&
 }
 
 util::StatusOr<store::TxnResponse> ResourceStorage::CommitOffered(
-    const store::TxnRequest& txn, const std::shared_ptr<PendingWrite>& write,
-    util::Histogram* latency) {
+    store::TxnRequest txn, const std::shared_ptr<PendingWrite>& write, util::Histogram* latency) {
   cache_->Offer(write);
-  auto resp = Timed(latency, [&] { return kv_->Txn(txn); });
+  auto resp = Timed(latency, [&] { return kv_->Txn(std::move(txn)); });
   SettleOffer(write, resp);
   return resp;
 }
@@ -686,8 +685,8 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
       LendObject(*write, obj);  // not needed here any more: a failed attempt starts afresh
       txn.success.push_back(store::PutRequest{key, write->json(), false, 0});
     }
-    auto resp = write ? CommitOffered(txn, write, store_latency_.update)
-                      : Timed(store_latency_.update, [&] { return kv_->Txn(txn); });
+    auto resp = write ? CommitOffered(std::move(txn), write, store_latency_.update)
+                      : Timed(store_latency_.update, [&] { return kv_->Txn(std::move(txn)); });
     if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
     if (!resp->succeeded) {
       if (guess) {
@@ -825,7 +824,7 @@ ApiOr<DeleteResult> ResourceStorage::Delete(const std::string& ns, const std::st
     txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
                            store::Compare::Result::kEqual, cur->mod_revision, ""});
     txn.success.push_back(store::DeleteRangeRequest{key, "", false});
-    auto resp = Timed(store_latency_.remove, [&] { return kv_->Txn(txn); });
+    auto resp = Timed(store_latency_.remove, [&] { return kv_->Txn(std::move(txn)); });
     if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
     if (!resp->succeeded) {
       try_cache = false;

@@ -165,7 +165,7 @@ class ResourceStorage {
   // Runs `txn`, whose put is `write`'s bytes, with `write` offered to the watch cache meanwhile
   // (so that the cache need not parse and encode the stored bytes again); the store's latency is
   // recorded in `latency`.
-  util::StatusOr<store::TxnResponse> CommitOffered(const store::TxnRequest& txn,
+  util::StatusOr<store::TxnResponse> CommitOffered(store::TxnRequest txn,
                                                    const std::shared_ptr<PendingWrite>& write,
                                                    util::Histogram* latency);
   // Moves `obj`, which `write` was encoded from, into `write` for the in-process watchers that

@@ -320,13 +320,13 @@ util::StatusOr<TxnResponse> EmbeddedStore::ReadOnlyTxn(const TxnRequest& req) {
   return resp;
 }
 
-util::StatusOr<TxnResponse> EmbeddedStore::Txn(const TxnRequest& req) {
+util::StatusOr<TxnResponse> EmbeddedStore::Txn(TxnRequest req) {
   if (IsReadOnly(req)) {
     size_t bytes = 0;
     CONVERGE_RETURN_IF_ERROR(ValidateTxn(req, options_.max_request_bytes, &bytes));
     return ReadOnlyTxn(req);
   }
-  return WriteTxn(req);
+  return WriteTxn(std::move(req));
 }
 
 util::StatusOr<TxnResponse> EmbeddedStore::WriteTxn(TxnRequest req) {

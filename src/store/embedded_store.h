@@ -113,7 +113,7 @@ class EmbeddedStore final : public KV {
   util::StatusOr<RangeResponse> Range(const RangeRequest& req) override;
   util::StatusOr<PutResponse> Put(const PutRequest& req) override;
   util::StatusOr<DeleteRangeResponse> DeleteRange(const DeleteRangeRequest& req) override;
-  util::StatusOr<TxnResponse> Txn(const TxnRequest& req) override;
+  util::StatusOr<TxnResponse> Txn(TxnRequest req) override;
   void TxnAsync(TxnRequest req, TxnCallback done) override;
   util::StatusOr<CompactResponse> Compact(Revision revision) override;
   util::StatusOr<std::unique_ptr<WatchStream>> Watch(const WatchRequest& req) override;

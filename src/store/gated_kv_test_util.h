@@ -73,7 +73,7 @@ class GatedKV final : public KV {
   util::StatusOr<DeleteRangeResponse> DeleteRange(const DeleteRangeRequest& req) override {
     return inner_->DeleteRange(req);
   }
-  util::StatusOr<TxnResponse> Txn(const TxnRequest& req) override { return inner_->Txn(req); }
+  util::StatusOr<TxnResponse> Txn(TxnRequest req) override { return inner_->Txn(std::move(req)); }
   void TxnAsync(TxnRequest req, TxnCallback done) override {
     inner_->TxnAsync(std::move(req), std::move(done));
   }

@@ -191,7 +191,8 @@ class KV {
   // a quorum for etcd).
   virtual util::StatusOr<PutResponse> Put(const PutRequest& req) = 0;
   virtual util::StatusOr<DeleteRangeResponse> DeleteRange(const DeleteRangeRequest& req) = 0;
-  virtual util::StatusOr<TxnResponse> Txn(const TxnRequest& req) = 0;
+  // Takes the request by value: a caller that moves it in spares the store a copy of its values.
+  virtual util::StatusOr<TxnResponse> Txn(TxnRequest req) = 0;
 
   // The asynchronous form of Txn: `done` runs exactly once, on a store thread, after the
   // transaction is durable (or failed). `done` must not block: it runs on the thread that

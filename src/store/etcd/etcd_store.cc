@@ -303,7 +303,7 @@ class EtcdStore final : public KV {
     return FromEtcd(*resp, connection_->RecordSeen(resp->header().revision()));
   }
 
-  util::StatusOr<TxnResponse> Txn(const TxnRequest& req) override {
+  util::StatusOr<TxnResponse> Txn(TxnRequest req) override {
     CONVERGE_RETURN_IF_ERROR(CheckTxn(req));
     pb::TxnRequest r;
     ToEtcd(req, &r);
