@@ -161,11 +161,39 @@ WatchCache::ListResult WatchCache::List(const WatchFilter& filter, std::string_v
     result.items.push_back(*it);
   }
   if (in_prefix() && filter.name.empty() && filter.labels.Empty() && filter.fields.Empty()) {
-    int64_t remaining = 0;
-    for (; in_prefix(); ++it) ++remaining;
-    result.remaining = remaining;
+    if (start_key <= prefix) {
+      // Every object of the prefix before `it` is in the page: the rest is counted, not walked
+      // (a page of 100 pods out of 100,000 walked them all, holding mu_ meanwhile).
+      int64_t in_scope = static_cast<int64_t>(objects_.size());
+      if (!filter.ns.empty()) {
+        auto n = namespace_sizes_.find(filter.ns);
+        in_scope = n == namespace_sizes_.end() ? 0 : n->second;
+      }
+      result.remaining = in_scope - static_cast<int64_t>(result.items.size());
+    } else {
+      int64_t remaining = 0;
+      for (; in_prefix(); ++it) ++remaining;
+      result.remaining = remaining;
+    }
   }
   return result;
+}
+
+void WatchCache::InsertLocked(CachedObjectPtr obj) {
+  if (info_->namespaced) {
+    auto n = namespace_sizes_.find(obj->ns());
+    if (n == namespace_sizes_.end()) n = namespace_sizes_.emplace(std::string(obj->ns()), 0).first;
+    ++n->second;
+  }
+  objects_.insert(std::move(obj));
+}
+
+void WatchCache::EraseLocked(std::set<CachedObjectPtr, ByStorageKey>::iterator it) {
+  if (info_->namespaced) {
+    auto n = namespace_sizes_.find((*it)->ns());
+    if (n != namespace_sizes_.end() && --n->second == 0) namespace_sizes_.erase(n);
+  }
+  objects_.erase(it);
 }
 
 CachedObjectPtr WatchCache::Get(const std::string& storage_key, store::Revision* revision) const {
@@ -330,9 +358,10 @@ void WatchCache::Reset(std::vector<CachedObjectPtr> objects, store::Revision rev
   {
     std::lock_guard lock(mu_);
     objects_.clear();
+    namespace_sizes_.clear();
     for (auto& o : objects) {
       if (!options_.keep_objects) break;
-      objects_.insert(std::move(o));
+      InsertLocked(std::move(o));
     }
     history_.clear();
     oldest_revision_ = revision;
@@ -467,7 +496,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
         ev = std::make_shared<WatchEvent>(prev ? WatchEventType::kModified : WatchEventType::kAdded,
                                           c.obj, prev);
         if (it == objects_.end()) {
-          objects_.insert(c.obj);
+          InsertLocked(c.obj);
         } else {
           prev->ReleaseSeed();  // superseded: a reader still behind parses it
           // The same key: the node is reused for the new version.
@@ -478,7 +507,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
       } else {
         if (!prev) continue;  // deleting something we never saw (filtered earlier): nothing to say
         prev->ReleaseSeed();
-        objects_.erase(it);
+        EraseLocked(it);
         // DELETED carries the last state with the deletion's resourceVersion (spliced in).
         ev = std::make_shared<WatchEvent>(WatchEventType::kDeleted,
                                           prev->WithRevision(c.ev->kv->mod_revision), prev);

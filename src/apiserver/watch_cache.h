@@ -290,6 +290,11 @@ class WatchCache {
     }
   };
   std::set<CachedObjectPtr, ByStorageKey> objects_;  // guarded by mu_
+  // How many of objects_ are in each namespace (namespaced resources): a page of a list counts
+  // what it left out without walking the rest (ListResult::remaining). Guarded by mu_.
+  std::map<std::string, int64_t, std::less<>> namespace_sizes_;
+  void InsertLocked(CachedObjectPtr obj);
+  void EraseLocked(std::set<CachedObjectPtr, ByStorageKey>::iterator it);
   struct HistoryEntry {
     WatchEventPtr event;
     util::Clock::TimePoint recorded;

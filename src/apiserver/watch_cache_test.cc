@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -312,6 +313,73 @@ TEST_F(WatchCacheTest, DeletedCarriesTheLastStateAtTheDeletionsRevision) {
             R"("namespace":"default","labels":{"app":"web"},"resourceVersion":"3"}})");
   EXPECT_EQ(items[0].event->prev()->revision, 2);
   EXPECT_EQ(cache_.Get("/registry/configmaps/default/a"), nullptr);
+}
+
+TEST_F(WatchCacheTest, APageCountsWhatFollowsItInItsNamespaceOrInAll) {
+  // ConfigMaps in two namespaces: "a" holds a0..a4, "b" holds b0..b2; then a1 and b0..b2 are
+  // deleted (the counts follow deletions, and an emptied namespace counts 0).
+  auto put = [](const std::string& ns, const std::string& name, store::Revision rev) {
+    store::Event e;
+    e.type = store::Event::Type::kPut;
+    auto kv = std::make_shared<store::KeyValue>();
+    kv->key = "/registry/configmaps/" + ns + "/" + name;
+    kv->value = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
+                R"(","namespace":")" + ns + R"("}})";
+    kv->create_revision = kv->mod_revision = rev;
+    kv->version = 1;
+    e.kv = kv;
+    return e;
+  };
+  auto del = [](const std::string& ns, const std::string& name, store::Revision rev) {
+    store::Event e;
+    e.type = store::Event::Type::kDelete;
+    auto kv = std::make_shared<store::KeyValue>();
+    kv->key = "/registry/configmaps/" + ns + "/" + name;
+    kv->mod_revision = rev;
+    e.kv = kv;
+    return e;
+  };
+  store::Revision rev = 0;
+  for (int i = 0; i < 5; ++i) cache_.Apply({put("a", "a" + std::to_string(i), ++rev)}, rev);
+  for (int i = 0; i < 3; ++i) cache_.Apply({put("b", "b" + std::to_string(i), ++rev)}, rev);
+  cache_.Apply({put("a", "a0", ++rev)}, rev);  // a modification counts nothing new
+
+  auto remaining = [&](const std::string& ns, size_t limit) -> std::optional<int64_t> {
+    WatchFilter f;
+    f.ns = ns;
+    bool more = false;
+    WatchCache::ListResult r = cache_.List(f, {}, limit, &more);
+    EXPECT_EQ(r.items.size(), more ? limit : r.items.size());
+    return r.remaining;
+  };
+  EXPECT_EQ(remaining("a", 2), 3);
+  EXPECT_EQ(remaining("b", 1), 2);
+  EXPECT_EQ(remaining("", 3), 5);
+  EXPECT_EQ(remaining("a", 5), std::nullopt);  // nothing follows the page
+  // A page that starts after the prefix's first object still counts exactly what follows it.
+  {
+    WatchFilter f;
+    f.ns = "a";
+    bool more = false;
+    WatchCache::ListResult r = cache_.List(f, "/registry/configmaps/a/a1", 2, &more);
+    EXPECT_TRUE(more);
+    EXPECT_EQ(r.remaining, 2);  // a3, a4
+  }
+
+  cache_.Apply({del("a", "a1", ++rev)}, rev);
+  for (int i = 0; i < 3; ++i) cache_.Apply({del("b", "b" + std::to_string(i), ++rev)}, rev);
+  EXPECT_EQ(remaining("a", 2), 2);
+  EXPECT_EQ(remaining("", 1), 3);
+  WatchFilter in_b;
+  in_b.ns = "b";
+  EXPECT_EQ(cache_.List(in_b).items.size(), 0u);
+  cache_.Apply({put("b", "b9", ++rev), put("b", "b8", ++rev)}, rev);
+  EXPECT_EQ(remaining("b", 1), 1);
+  // A reset recounts from what it is given.
+  cache_.Reset({}, rev);
+  cache_.Apply({put("a", "x", ++rev), put("a", "y", ++rev)}, rev);
+  EXPECT_EQ(remaining("a", 1), 1);
+  EXPECT_EQ(remaining("", 1), 1);
 }
 
 TEST_F(WatchCacheTest, SelectorsTurnChangesIntoAddedAndDeleted) {
