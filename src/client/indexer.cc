@@ -20,16 +20,20 @@ util::Status Indexer::AddIndexers(Indexers indexers) {
     }
   }
   for (auto& [name, fn] : indexers) {
-    IndexMap& index = indices_[name];
-    for (const auto& [key, obj] : items_) {
-      for (std::string& v : fn(*obj)) index[std::move(v)].insert(key);
-    }
+    IndexAllLocked(name, fn);
     indexers_.emplace(name, std::move(fn));
   }
   return util::Status();
 }
 
-void Indexer::IndexLocked(const api::ObjectKey& key, const api::Object* old_obj,
+void Indexer::IndexAllLocked(const std::string& name, const IndexFunc& fn) {
+  IndexMap& index = indices_[name];
+  for (const Item& item : items_) {
+    for (std::string& v : fn(*item.second)) index[std::move(v)].insert(&item);
+  }
+}
+
+void Indexer::IndexLocked(const Item* item, const api::Object* old_obj,
                           const api::Object* new_obj) {
   for (const auto& [name, fn] : indexers_) {
     std::vector<std::string> old_values = old_obj ? fn(*old_obj) : std::vector<std::string>{};
@@ -42,20 +46,20 @@ void Indexer::IndexLocked(const api::ObjectKey& key, const api::Object* old_obj,
     for (const std::string& v : old_values) {
       auto it = index.find(v);
       if (it == index.end()) continue;
-      it->second.erase(key);
+      it->second.erase(item);
       if (it->second.empty()) index.erase(it);  // keep the index from growing without bound
     }
-    for (std::string& v : new_values) index[std::move(v)].insert(key);
+    for (std::string& v : new_values) index[std::move(v)].insert(item);
   }
 }
 
 api::ObjectPtr Indexer::Upsert(api::ObjectPtr obj) {
   api::ObjectKey key = obj->key();
   std::unique_lock lock(mu_);
-  api::ObjectPtr& slot = items_[key];
-  api::ObjectPtr old = std::move(slot);
-  IndexLocked(key, old.get(), obj.get());
-  slot = std::move(obj);
+  Item& item = *items_.try_emplace(std::move(key)).first;
+  api::ObjectPtr old = std::move(item.second);
+  IndexLocked(&item, old.get(), obj.get());
+  item.second = std::move(obj);
   return old;
 }
 
@@ -64,27 +68,22 @@ api::ObjectPtr Indexer::Delete(const api::ObjectKey& key) {
   auto it = items_.find(key);
   if (it == items_.end()) return nullptr;
   api::ObjectPtr old = std::move(it->second);
+  IndexLocked(&*it, old.get(), nullptr);
   items_.erase(it);
-  IndexLocked(key, old.get(), nullptr);
   return old;
 }
 
 void Indexer::Replace(std::vector<api::ObjectPtr> objects) {
-  std::unordered_map<api::ObjectKey, api::ObjectPtr> items;
+  Items items;
   items.reserve(objects.size());
   for (api::ObjectPtr& o : objects) {
     api::ObjectKey key = o->key();
     items[std::move(key)] = std::move(o);
   }
   std::unique_lock lock(mu_);
-  items_ = std::move(items);
   for (auto& [name, index] : indices_) index.clear();
-  for (const auto& [name, fn] : indexers_) {
-    IndexMap& index = indices_[name];
-    for (const auto& [key, obj] : items_) {
-      for (std::string& v : fn(*obj)) index[std::move(v)].insert(key);
-    }
-  }
+  items_ = std::move(items);
+  for (const auto& [name, fn] : indexers_) IndexAllLocked(name, fn);
 }
 
 api::ObjectPtr Indexer::Get(const api::ObjectKey& key) const {
@@ -133,7 +132,7 @@ util::StatusOr<std::vector<api::ObjectPtr>> Indexer::ByIndex(std::string_view in
   auto it = idx->find(std::string(value));
   if (it == idx->end()) return out;
   out.reserve(it->second.size());
-  for (const api::ObjectKey& key : it->second) out.push_back(items_.at(key));
+  for (const Item* item : it->second) out.push_back(item->second);
   return out;
 }
 
@@ -143,8 +142,11 @@ util::StatusOr<std::vector<api::ObjectKey>> Indexer::IndexKeys(std::string_view 
   const IndexMap* idx = FindIndexLocked(index);
   if (idx == nullptr) return util::NotFound("index \"" + std::string(index) + "\" does not exist");
   auto it = idx->find(std::string(value));
-  if (it == idx->end()) return std::vector<api::ObjectKey>{};
-  return std::vector<api::ObjectKey>(it->second.begin(), it->second.end());
+  std::vector<api::ObjectKey> out;
+  if (it == idx->end()) return out;
+  out.reserve(it->second.size());
+  for (const Item* item : it->second) out.push_back(item->first);
+  return out;
 }
 
 util::StatusOr<std::vector<api::ObjectPtr>> Indexer::Index(std::string_view index,
@@ -153,14 +155,14 @@ util::StatusOr<std::vector<api::ObjectPtr>> Indexer::Index(std::string_view inde
   const IndexMap* idx = FindIndexLocked(index);
   if (idx == nullptr) return util::NotFound("index \"" + std::string(index) + "\" does not exist");
   const IndexFunc& fn = indexers_.at(std::string(index));
-  KeySet keys;
+  ItemSet items;
   for (const std::string& v : fn(obj)) {
     auto it = idx->find(v);
-    if (it != idx->end()) keys.insert(it->second.begin(), it->second.end());
+    if (it != idx->end()) items.insert(it->second.begin(), it->second.end());
   }
   std::vector<api::ObjectPtr> out;
-  out.reserve(keys.size());
-  for (const api::ObjectKey& key : keys) out.push_back(items_.at(key));
+  out.reserve(items.size());
+  for (const Item* item : items) out.push_back(item->second);
   return out;
 }
 

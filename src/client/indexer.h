@@ -59,17 +59,24 @@ class Indexer final : public KnownObjects {
   bool HasIndex(std::string_view index) const;
 
  private:
-  using KeySet = std::unordered_set<api::ObjectKey>;
-  using IndexMap = std::unordered_map<std::string, KeySet>;
+  using Items = std::unordered_map<api::ObjectKey, api::ObjectPtr>;
+  using Item = Items::value_type;
+  // An index value's items, as pointers to their entries in items_ (whose addresses are stable
+  // until erased): a query reads the objects without looking each key up again, and an entry
+  // costs a pointer instead of a copy of the key.
+  using ItemSet = std::unordered_set<const Item*>;
+  using IndexMap = std::unordered_map<std::string, ItemSet>;
 
-  void IndexLocked(const api::ObjectKey& key, const api::Object* old_obj,
-                   const api::Object* new_obj);
+  // Moves `item` between index values as its object changes from `old_obj` to `new_obj` (null:
+  // absent). Call before an erased item's entry goes.
+  void IndexLocked(const Item* item, const api::Object* old_obj, const api::Object* new_obj);
+  void IndexAllLocked(const std::string& name, const IndexFunc& fn);
   const IndexMap* FindIndexLocked(std::string_view index) const;
 
   mutable std::shared_mutex mu_;
-  std::unordered_map<api::ObjectKey, api::ObjectPtr> items_;  // guarded by mu_
-  Indexers indexers_;                                         // guarded by mu_
-  // index name → value → keys; one entry per indexer.      guarded by mu_
+  Items items_;        // guarded by mu_
+  Indexers indexers_;  // guarded by mu_
+  // index name → value → items; one entry per indexer.    guarded by mu_
   std::unordered_map<std::string, IndexMap> indices_;
 };
 
