@@ -6,26 +6,31 @@
 
 namespace converge::controllers {
 
+ClaimController ClaimController::Of(const api::Object& controller) {
+  return {.uid = controller.uid(),
+          .ns = controller.namespace_(),
+          .being_deleted = controller.being_deleted()};
+}
+
 ClaimAction DecideClaim(const api::Object& controller, const api::Object& candidate, bool matches) {
-  return DecideClaim(controller,
+  return DecideClaim(ClaimController::Of(controller),
                      {.object = &candidate,
                       .controller_uid = ControllerUidOf(candidate),
                       .being_deleted = candidate.being_deleted()},
                      matches);
 }
 
-ClaimAction DecideClaim(const api::Object& controller, const ClaimCandidate& candidate,
+ClaimAction DecideClaim(const ClaimController& controller, const ClaimCandidate& candidate,
                         bool matches) {
   if (candidate.controller_uid.has_value()) {
-    if (*candidate.controller_uid != controller.uid()) return ClaimAction::kIgnore;
+    if (*candidate.controller_uid != controller.uid) return ClaimAction::kIgnore;
     if (matches) return ClaimAction::kOwned;
-    if (controller.being_deleted()) return ClaimAction::kIgnore;
+    if (controller.being_deleted) return ClaimAction::kIgnore;
     return ClaimAction::kRelease;
   }
-  if (controller.being_deleted() || !matches) return ClaimAction::kIgnore;
+  if (controller.being_deleted || !matches) return ClaimAction::kIgnore;
   if (candidate.being_deleted) return ClaimAction::kIgnore;
-  if (!controller.namespace_().empty() &&
-      controller.namespace_() != candidate.object->namespace_()) {
+  if (!controller.ns.empty() && controller.ns != candidate.object->namespace_()) {
     return ClaimAction::kIgnore;
   }
   return ClaimAction::kAdopt;
@@ -37,11 +42,16 @@ ClaimResult ClaimObjects(const ClaimOptions& o, const std::vector<api::ObjectPtr
   auto note = [&result](const util::Status& s) {
     if (result.error.ok() && !s.ok()) result.error = s;
   };
+  const ClaimController controller = ClaimController::Of(*o.controller);
   for (const api::ObjectPtr& obj : candidates) {
     if (obj == nullptr) continue;
     bool matches = o.selector.Matches(obj->labels());
     for (const auto& f : o.filters) matches = matches && f(*obj);
-    switch (DecideClaim(*o.controller, *obj, matches)) {
+    switch (DecideClaim(controller,
+                        {.object = obj.get(),
+                         .controller_uid = ControllerUidOf(*obj),
+                         .being_deleted = obj->being_deleted()},
+                        matches)) {
       case ClaimAction::kIgnore: break;
       case ClaimAction::kOwned: result.claimed.push_back(obj); break;
       case ClaimAction::kAdopt: {

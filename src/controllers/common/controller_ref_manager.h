@@ -36,13 +36,21 @@ enum class ClaimAction { kIgnore, kOwned, kAdopt, kRelease };
 // `matches`: the selector (and any filter) matches the candidate.
 ClaimAction DecideClaim(const api::Object& controller, const api::Object& candidate, bool matches);
 
+// What DecideClaim reads of the controller, read once for a loop over many candidates (a
+// ReplicaSet's sync decides for every pod of its namespace). Views into the controller object.
+struct ClaimController {
+  std::string_view uid;
+  std::string_view ns;
+  bool being_deleted = false;
+  static ClaimController Of(const api::Object& controller);
+};
 // What DecideClaim reads of a candidate, for callers that already have it (PodFacts).
 struct ClaimCandidate {
   const api::Object* object = nullptr;  // required; its namespace is read only for an adoption
   std::optional<std::string_view> controller_uid;  // ControllerUidOf(*object)
   bool being_deleted = false;
 };
-ClaimAction DecideClaim(const api::Object& controller, const ClaimCandidate& candidate,
+ClaimAction DecideClaim(const ClaimController& controller, const ClaimCandidate& candidate,
                         bool matches);
 
 struct ClaimOptions {

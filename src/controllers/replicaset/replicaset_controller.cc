@@ -279,13 +279,14 @@ client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key,
   std::vector<api::ObjectPtr> to_claim;
   // The selector is evaluated once per distinct set of labels (PodFacts::label_key).
   std::unordered_map<std::string_view, bool> matches_by_labels;
+  const ClaimController owner = ClaimController::Of(*rs);
   for (const api::ObjectPtr& pod : namespace_pods) {
     const PodFacts& f = pod_facts_.Get(pod);
     if (!f.active) continue;
     auto [match, inserted] = matches_by_labels.try_emplace(f.label_key, false);
     if (inserted) match->second = claim.selector.Matches(f.labels);
     switch (DecideClaim(
-        *rs,
+        owner,
         {.object = pod.get(), .controller_uid = f.controller_uid, .being_deleted = f.being_deleted},
         match->second)) {
       case ClaimAction::kIgnore: break;
