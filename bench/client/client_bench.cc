@@ -87,12 +87,22 @@ void BM_InformerPipeline(benchmark::State& state) {
 }
 BENCHMARK(BM_InformerPipeline)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// 100,000 pods in 10 namespaces on 100 nodes, indexed by namespace and by node; built once.
+const Indexer& HundredThousandPods() {
+  static Indexer idx({{std::string(kNamespaceIndex), NamespaceIndexFunc},
+                      {std::string(kNodeNameIndex), FieldIndexFunc("spec.nodeName")}});
+  static const bool filled = [] {
+    for (int i = 0; i < 100000; ++i) {
+      idx.Upsert(std::make_shared<const api::Object>(*api::Object::Parse(PodJson(i))));
+    }
+    return true;
+  }();
+  (void)filled;
+  return idx;
+}
+
 void BM_IndexerByNode(benchmark::State& state) {
-  Indexer idx({{std::string(kNamespaceIndex), NamespaceIndexFunc},
-               {std::string(kNodeNameIndex), FieldIndexFunc("spec.nodeName")}});
-  for (int i = 0; i < 100000; ++i) {
-    idx.Upsert(std::make_shared<const api::Object>(*api::Object::Parse(PodJson(i))));
-  }
+  const Indexer& idx = HundredThousandPods();
   int i = 0;
   for (auto _ : state) {
     auto pods = idx.ByIndex(kNodeNameIndex, "node-" + std::to_string(i++ % 100));
@@ -104,11 +114,7 @@ BENCHMARK(BM_IndexerByNode);
 // A controller's list of one namespace (a ReplicaSet's sync lists its namespace's pods): 10,000
 // of the 100,000 pods.
 void BM_IndexerByNamespace(benchmark::State& state) {
-  Indexer idx({{std::string(kNamespaceIndex), NamespaceIndexFunc},
-               {std::string(kNodeNameIndex), FieldIndexFunc("spec.nodeName")}});
-  for (int i = 0; i < 100000; ++i) {
-    idx.Upsert(std::make_shared<const api::Object>(*api::Object::Parse(PodJson(i))));
-  }
+  const Indexer& idx = HundredThousandPods();
   int i = 0;
   for (auto _ : state) {
     auto pods = idx.ByIndex(kNamespaceIndex, "team-" + std::to_string(i++ % 10));

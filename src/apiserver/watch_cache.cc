@@ -179,16 +179,16 @@ WatchCache::ListResult WatchCache::List(const WatchFilter& filter, std::string_v
   return result;
 }
 
-void WatchCache::InsertLocked(CachedObjectPtr obj) {
+void WatchCache::InsertLocked(CachedObjectPtr obj, ObjectSet::const_iterator hint) {
   if (info_->namespaced) {
     auto n = namespace_sizes_.find(obj->ns());
     if (n == namespace_sizes_.end()) n = namespace_sizes_.emplace(std::string(obj->ns()), 0).first;
     ++n->second;
   }
-  objects_.insert(std::move(obj));
+  objects_.insert(hint, std::move(obj));
 }
 
-void WatchCache::EraseLocked(std::set<CachedObjectPtr, ByStorageKey>::iterator it) {
+void WatchCache::EraseLocked(ObjectSet::iterator it) {
   if (info_->namespaced) {
     auto n = namespace_sizes_.find((*it)->ns());
     if (n != namespace_sizes_.end() && --n->second == 0) namespace_sizes_.erase(n);
@@ -361,7 +361,7 @@ void WatchCache::Reset(std::vector<CachedObjectPtr> objects, store::Revision rev
     namespace_sizes_.clear();
     for (auto& o : objects) {
       if (!options_.keep_objects) break;
-      InsertLocked(std::move(o));
+      InsertLocked(std::move(o), objects_.end());  // a list in key order: O(1) each
     }
     history_.clear();
     oldest_revision_ = revision;
@@ -489,20 +489,23 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
         continue;
       }
       const std::string& key = c.ev->kv->key;
-      auto it = objects_.find(key);
-      CachedObjectPtr prev = it == objects_.end() ? nullptr : *it;
+      // One walk of the tree per event: the position found here is the hint for the insertion.
+      auto it = objects_.lower_bound(key);
+      const bool found = it != objects_.end() && (*it)->storage_key == key;
+      CachedObjectPtr prev = found ? *it : nullptr;
       WatchEventPtr ev;
       if (c.obj) {
         ev = std::make_shared<WatchEvent>(prev ? WatchEventType::kModified : WatchEventType::kAdded,
                                           c.obj, prev);
-        if (it == objects_.end()) {
-          InsertLocked(c.obj);
+        if (!found) {
+          InsertLocked(c.obj, it);
         } else {
           prev->ReleaseSeed();  // superseded: a reader still behind parses it
-          // The same key: the node is reused for the new version.
+          // The same key: the node is reused for the new version, at the same place.
+          auto next = std::next(it);
           auto node = objects_.extract(it);
           node.value() = c.obj;
-          objects_.insert(std::move(node));
+          objects_.insert(next, std::move(node));
         }
       } else {
         if (!prev) continue;  // deleting something we never saw (filtered earlier): nothing to say

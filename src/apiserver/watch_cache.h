@@ -289,12 +289,14 @@ class WatchCache {
       return Key(a) < Key(b);
     }
   };
-  std::set<CachedObjectPtr, ByStorageKey> objects_;  // guarded by mu_
+  using ObjectSet = std::set<CachedObjectPtr, ByStorageKey>;
+  ObjectSet objects_;  // guarded by mu_
   // How many of objects_ are in each namespace (namespaced resources): a page of a list counts
   // what it left out without walking the rest (ListResult::remaining). Guarded by mu_.
   std::map<std::string, int64_t, std::less<>> namespace_sizes_;
-  void InsertLocked(CachedObjectPtr obj);
-  void EraseLocked(std::set<CachedObjectPtr, ByStorageKey>::iterator it);
+  // `hint`: where `obj` goes, if known (std::set::insert's hint: the element after it).
+  void InsertLocked(CachedObjectPtr obj, ObjectSet::const_iterator hint);
+  void EraseLocked(ObjectSet::iterator it);
   struct HistoryEntry {
     WatchEventPtr event;
     util::Clock::TimePoint recorded;
