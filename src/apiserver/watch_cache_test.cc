@@ -382,6 +382,36 @@ TEST_F(WatchCacheTest, APageCountsWhatFollowsItInItsNamespaceOrInAll) {
   EXPECT_EQ(remaining("", 1), 1);
 }
 
+TEST_F(WatchCacheTest, AVersionReplacesItsOwnKeyAndKeysStayInOrder) {
+  // Keys that are prefixes of one another, created out of order, then modified and deleted: the
+  // cache finds each key exactly (not its neighbour) and lists them in key order.
+  store::Revision rev = 0;
+  for (const char* name : {"a10", "a1", "a", "a2", "a100"}) {
+    ++rev;
+    cache_.Apply({PutLabelled(name, "v1", rev, rev)}, rev);
+  }
+  ++rev;
+  cache_.Apply({PutLabelled("a1", "v2", rev, 2)}, rev);
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (const CachedObjectPtr& o : cache_.List({}).items) {
+      out.push_back(std::string(o->name()) + ":" +
+                    std::string(*PackedLabelValue(o->labels, "app")));
+    }
+    return out;
+  };
+  EXPECT_EQ(names(), (std::vector<std::string>{"a:v1", "a1:v2", "a10:v1", "a100:v1", "a2:v1"}));
+  EXPECT_EQ(cache_.Get("/registry/configmaps/default/a1")->revision, rev);
+  store::Event del;
+  del.type = store::Event::Type::kDelete;
+  auto kv = std::make_shared<store::KeyValue>();
+  kv->key = "/registry/configmaps/default/a10";
+  kv->mod_revision = ++rev;
+  del.kv = kv;
+  cache_.Apply({del}, rev);
+  EXPECT_EQ(names(), (std::vector<std::string>{"a:v1", "a1:v2", "a100:v1", "a2:v1"}));
+}
+
 TEST_F(WatchCacheTest, SelectorsTurnChangesIntoAddedAndDeleted) {
   WatchFilter web;
   ASSERT_TRUE(api::LabelSelector::Parse("app=web").ok());

@@ -118,6 +118,37 @@ TEST(IndexerTest, MatchesAReferenceModelUnderRandomOperations) {
   std::map<api::ObjectKey, api::ObjectPtr> model;
   const std::vector<std::string> nodes = {"", "n1", "n2", "n3"};
   const std::vector<std::string> apps = {"web", "db", "cache"};
+  const Indexers fns = {{std::string(kNamespaceIndex), NamespaceIndexFunc},
+                        {std::string(kNodeNameIndex), FieldIndexFunc("spec.nodeName")},
+                        {std::string(kLabelsIndex), LabelsIndexFunc},
+                        {std::string(kOwnerUidIndex), OwnerUidIndexFunc},
+                        {std::string(kControllerUidIndex), ControllerUidIndexFunc}};
+  // Every index query answers with exactly the model's objects: the current version of each
+  // (the same pointer), not an earlier one at the same key.
+  auto check = [&](int step) {
+    ASSERT_EQ(idx.size(), model.size()) << "step " << step;
+    for (const auto& [index, fn] : fns) {
+      std::map<std::string, std::set<const api::Object*>> objects;
+      std::map<std::string, std::set<api::ObjectKey>> keys;
+      for (const auto& [key, obj] : model) {
+        for (const std::string& v : fn(*obj)) {
+          objects[v].insert(obj.get());
+          keys[v].insert(key);
+        }
+      }
+      EXPECT_EQ(idx.ListIndexFuncValues(index)->size(), objects.size()) << index;
+      for (const auto& [v, want] : objects) {
+        auto listed = idx.ByIndex(index, v);
+        ASSERT_TRUE(listed.ok());
+        std::set<const api::Object*> got;
+        for (const api::ObjectPtr& o : *listed) got.insert(o.get());
+        EXPECT_EQ(got, want) << index << "=" << v << " at step " << step;
+        std::vector<api::ObjectKey> got_keys = *idx.IndexKeys(index, v);
+        EXPECT_EQ(std::set<api::ObjectKey>(got_keys.begin(), got_keys.end()), keys[v])
+            << index << "=" << v << " at step " << step;
+      }
+    }
+  };
   for (int step = 0; step < 3000; ++step) {
     std::string ns = "ns" + std::to_string(rng() % 3);
     std::string name = "p" + std::to_string(rng() % 20);
@@ -140,25 +171,9 @@ TEST(IndexerTest, MatchesAReferenceModelUnderRandomOperations) {
       model.clear();
       for (const auto& o : objs) model[o->key()] = o;
     }
+    if (step % 50 == 49) check(step);
   }
-  ASSERT_EQ(idx.size(), model.size());
-  Indexers fns = {{std::string(kNamespaceIndex), NamespaceIndexFunc},
-                  {std::string(kNodeNameIndex), FieldIndexFunc("spec.nodeName")},
-                  {std::string(kLabelsIndex), LabelsIndexFunc},
-                  {std::string(kOwnerUidIndex), OwnerUidIndexFunc},
-                  {std::string(kControllerUidIndex), ControllerUidIndexFunc}};
-  for (const auto& [index, fn] : fns) {
-    std::map<std::string, std::set<std::string>> expected;
-    for (const auto& [key, obj] : model) {
-      for (const std::string& v : fn(*obj)) expected[v].insert(key.ToString());
-    }
-    std::vector<std::string> values = *idx.ListIndexFuncValues(index);
-    EXPECT_EQ(values.size(), expected.size()) << index;
-    for (const auto& [v, keys] : expected) {
-      std::vector<std::string> got = Names(*idx.ByIndex(index, v));
-      EXPECT_EQ(std::set<std::string>(got.begin(), got.end()), keys) << index << "=" << v;
-    }
-  }
+  check(3000);
 }
 
 TEST(ListerTest, ListsByNamespaceAndSelector) {
