@@ -107,7 +107,7 @@ std::shared_ptr<const WebhookSet> WebhookConfigSource::Current() const {
     // List is in storage-key order, which for cluster-scoped objects is name order.
     for (const CachedObjectPtr& o : caches_[i]->List(WatchFilter{}).items) {
       boost::system::error_code ec;
-      json::value v = json::parse(*o->json, ec);
+      json::value v = json::parse(*o->json(), ec);
       if (ec || !v.is_object()) continue;
       for (Webhook& w : WebhooksFromConfiguration(v.get_object(), i == 0)) {
         out.push_back(std::move(w));

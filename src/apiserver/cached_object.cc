@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <utility>
 
 #include "apiserver/stored_json.h"
+#include "store/record.h"
 #include "util/metrics.h"
 
 namespace converge::apiserver {
@@ -131,11 +134,18 @@ size_t EncodedObject::ResourceVersionValueOffset() const {
   return insert_at + SplicePrefix(*this).size();
 }
 
+std::shared_ptr<const std::string> CompressEncoded(const EncodedObject& encoded) {
+  std::string frame;
+  if (!store::CompressValue(encoded.json, &frame)) return nullptr;
+  // A copy at the frame's exact size: CompressValue's string keeps zstd's bound as capacity.
+  return std::make_shared<const std::string>(frame);
+}
+
 // ---------------------------------------------------------------------------------------------
 // CachedObject
 
 util::StatusOr<api::Object> CachedObject::Parse() const {
-  return api::Object::Parse(*json);
+  return api::Object::Parse(*json());
 }
 
 namespace {
@@ -158,9 +168,9 @@ util::Counter& DecodedObjects(const char* source) {
 }
 
 // Returns the object `memo` remembers, or the writer's object from `seed` (remembered in `memo`
-// from then on), or parses `json` (dropping metadata.managedFields when
+// from then on), or parses `cached`'s JSON (dropping metadata.managedFields when
 // `without_managed_fields`), remembers it in `memo` and returns it. `mu` guards `memo` and `seed`.
-util::StatusOr<api::ObjectPtr> SharedDecode(const std::string& json, bool without_managed_fields,
+util::StatusOr<api::ObjectPtr> SharedDecode(const CachedObject& cached, bool without_managed_fields,
                                             std::mutex& mu, std::weak_ptr<const api::Object>& memo,
                                             std::shared_ptr<const api::Object>* seed) {
   static util::Counter& from_writer = DecodedObjects("writer");
@@ -178,7 +188,7 @@ util::StatusOr<api::ObjectPtr> SharedDecode(const std::string& json, bool withou
   }
   // Parsed outside the lock; two readers may parse at once, and both end up with the one that
   // was published first.
-  CONVERGE_ASSIGN_OR_RETURN(api::Object parsed, api::Object::Parse(json));
+  CONVERGE_ASSIGN_OR_RETURN(api::Object parsed, api::Object::Parse(*cached.json()));
   if (without_managed_fields) parsed.mutable_metadata().stable_erase("managedFields");
   auto fresh = std::make_shared<const api::Object>(std::move(parsed));
   std::lock_guard lock(mu);
@@ -190,13 +200,66 @@ util::StatusOr<api::ObjectPtr> SharedDecode(const std::string& json, bool withou
 
 }  // namespace
 
+std::shared_ptr<const std::string> CachedObject::json() const {
+  if (!compressed_) return bytes_;
+  std::mutex& mu = DecodedMutex(this);
+  {
+    std::lock_guard lock(mu);
+    if (std::shared_ptr<const std::string> held = plain_.lock()) return held;
+  }
+  // The frame holds the JSON without resourceVersion; the member goes in at its place as
+  // EncodedObject::WithResourceVersion puts it (prefix, digits, suffix).
+  EncodedObject shape;
+  shape.needs_comma = needs_comma_;
+  shape.needs_metadata = needs_metadata_;
+  const std::string_view prefix = SplicePrefix(shape);
+  const std::string_view suffix =
+      needs_metadata_ ? std::string_view("\"}") : std::string_view("\"");
+  const size_t insert_at = rv_value_at - prefix.size();
+  const std::optional<size_t> size = store::CompressedValueSize(*bytes_);
+  if (!size || insert_at > *size) {
+    util::AbortWithStatus(
+        "watch cache", util::Internal("cached frame of " + storage_key + " has no valid length"));
+  }
+  char buf[24];
+  const std::string_view digits = Digits(revision, buf);
+  const size_t splice = prefix.size() + digits.size() + suffix.size();
+  std::string out(*size + splice, '\0');
+  if (util::Status st = store::DecompressValue(*bytes_, out.data(), *size); !st.ok()) {
+    if (st.code() == util::Code::kResourceExhausted) throw std::bad_alloc();
+    util::AbortWithStatus(("watch cache: cached frame of " + storage_key).c_str(), st);
+  }
+  char* at = out.data() + insert_at;
+  std::memmove(at + splice, at, *size - insert_at);
+  at = std::copy(prefix.begin(), prefix.end(), at);
+  at = std::copy(digits.begin(), digits.end(), at);
+  std::copy(suffix.begin(), suffix.end(), at);
+  auto fresh = std::make_shared<const std::string>(std::move(out));
+  std::lock_guard lock(mu);
+  if (std::shared_ptr<const std::string> other = plain_.lock()) return other;
+  plain_ = fresh;
+  return fresh;
+}
+
+void CachedObject::SetBytes(const EncodedObject& encoded, store::Revision rev,
+                            std::shared_ptr<const std::string> frame) {
+  char buf[24];
+  rv_value_at = static_cast<uint32_t>(encoded.ResourceVersionValueOffset());
+  rv_value_len = static_cast<uint32_t>(Digits(rev, buf).size());
+  compressed_ = frame != nullptr;
+  needs_comma_ = encoded.needs_comma;
+  needs_metadata_ = encoded.needs_metadata;
+  bytes_ = compressed_ ? std::move(frame)
+                       : std::make_shared<const std::string>(encoded.WithResourceVersion(rev));
+}
+
 util::StatusOr<api::ObjectPtr> CachedObject::Decoded() const {
-  return SharedDecode(*json, /*without_managed_fields=*/false, DecodedMutex(this), decoded_,
+  return SharedDecode(*this, /*without_managed_fields=*/false, DecodedMutex(this), decoded_,
                       nullptr);
 }
 
 util::StatusOr<api::ObjectPtr> CachedObject::DecodedWithoutManagedFields() const {
-  return SharedDecode(*json, /*without_managed_fields=*/true, DecodedMutex(this),
+  return SharedDecode(*this, /*without_managed_fields=*/true, DecodedMutex(this),
                       decoded_without_managed_fields_, &seed_);
 }
 
@@ -384,33 +447,38 @@ CachedObjectPtr CachedObject::WithRevision(store::Revision rev) const {
   c->revision = rev;
   c->labels = labels;
   c->field_values = field_values;
+  c->compressed_ = compressed_;
+  c->needs_comma_ = needs_comma_;
+  c->needs_metadata_ = needs_metadata_;
   char buf[24];
   std::string_view digits = Digits(rev, buf);
-  std::string out;
-  out.reserve(json->size() - rv_value_len + digits.size());
-  out.append(*json, 0, rv_value_at);
-  out.append(digits);
-  out.append(*json, rv_value_at + rv_value_len);
   c->rv_value_at = rv_value_at;
   c->rv_value_len = static_cast<uint32_t>(digits.size());
-  c->json = std::make_shared<const std::string>(std::move(out));
+  if (compressed_) {
+    // The frame has no resourceVersion: json() splices the new one in.
+    c->bytes_ = bytes_;
+    return c;
+  }
+  std::string out;
+  out.reserve(bytes_->size() - rv_value_len + digits.size());
+  out.append(*bytes_, 0, rv_value_at);
+  out.append(digits);
+  out.append(*bytes_, rv_value_at + rv_value_len);
+  c->bytes_ = std::make_shared<const std::string>(std::move(out));
   return c;
 }
 
 CachedObjectPtr CachedObject::FromEncoded(const api::ResourceInfo& info, std::string storage_key,
                                           const api::Object& obj, const EncodedObject& encoded,
-                                          store::Revision revision) {
+                                          store::Revision revision,
+                                          std::shared_ptr<const std::string> frame) {
   auto c = std::make_shared<CachedObject>();
   c->storage_key = std::move(storage_key);
   c->SetKeyPositions(info);
   c->revision = revision;
   c->labels = PackLabels(obj.doc());
   c->field_values = PackFieldValues(info, obj.doc());
-  std::string text = encoded.WithResourceVersion(revision);
-  char buf[24];
-  c->rv_value_at = static_cast<uint32_t>(encoded.ResourceVersionValueOffset());
-  c->rv_value_len = static_cast<uint32_t>(Digits(revision, buf).size());
-  c->json = std::make_shared<const std::string>(std::move(text));
+  c->SetBytes(encoded, revision, frame != nullptr ? std::move(frame) : CompressEncoded(encoded));
   return c;
 }
 
@@ -440,7 +508,10 @@ util::StatusOr<CachedObjectPtr> CachedObject::FromKeyValue(const api::ResourceIn
 
 PendingWrite::PendingWrite(std::shared_ptr<const api::ResourceInfo> info, std::string storage_key,
                            const api::Object& obj, EncodedObject encoded)
-    : storage_key_(std::move(storage_key)), encoded_(std::move(encoded)), info_(std::move(info)) {
+    : storage_key_(std::move(storage_key)),
+      encoded_(std::move(encoded)),
+      frame_(CompressEncoded(encoded_)),
+      info_(std::move(info)) {
   labels_ = PackLabels(obj.doc());
   field_values_ = PackFieldValues(*info_, obj.doc());
 }
@@ -456,10 +527,13 @@ CachedObjectPtr PendingWrite::Entry(store::Revision revision) {
   c->revision = revision;
   c->labels = std::move(labels_);
   c->field_values = std::move(field_values_);
-  char buf[24];
-  c->json = std::make_shared<const std::string>(encoded_.WithResourceVersion(revision));
-  c->rv_value_at = static_cast<uint32_t>(encoded_.ResourceVersionValueOffset());
-  c->rv_value_len = static_cast<uint32_t>(Digits(revision, buf).size());
+  c->SetBytes(encoded_, revision, frame_);
+  if (c->compressed_) {
+    // The writer's response and watchers of this version read its JSON right away: they share
+    // the bytes spliced here (as json() would remember them) instead of decompressing the frame.
+    plain_ = std::make_shared<const std::string>(encoded_.WithResourceVersion(revision));
+    c->plain_ = plain_;
+  }
   if (object_) {
     c->SeedDecodedWithoutManagedFields(std::move(*object_));
     object_.reset();

@@ -62,22 +62,37 @@ struct EncodedObject {
 // Serializes `doc` (compact JSON, members in order) leaving out metadata.resourceVersion.
 EncodedObject EncodeObject(const boost::json::object& doc);
 
+// `encoded.json` as the store compresses values (store::CompressValue); null where compression
+// does not pay (small or incompressible values).
+std::shared_ptr<const std::string> CompressEncoded(const EncodedObject& encoded);
+
 // Every cached version of every object is one of these (150,000 pods are 150,000 of them plus the
 // history), so it holds each thing once and packed: the namespace and name are views of the
-// storage key, the labels and field values are packed strings (PackLabels, PackFieldValues).
+// storage key, the labels and field values are packed strings (PackLabels, PackFieldValues), and
+// the JSON is held compressed when that pays: the zstd frame of the bytes without
+// resourceVersion (what the store keeps, and the frame the writer gave the store), into which
+// json() splices the revision as it decompresses. A 4 KB pod is held in about 1.6 KB.
 struct CachedObject {
-  std::string storage_key;                  // "/registry/pods/<namespace>/<name>"
-  store::Revision revision = 0;             // metadata.resourceVersion
-  std::shared_ptr<const std::string> json;  // the full object, resourceVersion set
+  std::string storage_key;       // "/registry/pods/<namespace>/<name>"
+  store::Revision revision = 0;  // metadata.resourceVersion
   // metadata.labels, packed (PackLabels): matched by MatchesLabels, rebuilt by LabelsObject.
   std::string labels;
   // Values of the resource's selectable fields (ResourceInfo::selectable_fields), same order,
   // packed into one string (PackFieldValues): an Event has eleven, and every cached version of
   // every object carries them.
   std::string field_values;
-  // Where the resourceVersion's digits are in `json` (WithRevision rewrites them).
+  // Where the resourceVersion's digits are in json() (WithRevision rewrites them).
   uint32_t rv_value_at = 0;
   uint32_t rv_value_len = 0;
+
+  // The full object, resourceVersion set. Held compressed, it is decompressed here: callers that
+  // hold the result at the same time share one copy (a watch event's watchers), later ones
+  // decompress again (~1 µs per KB). Read it once per use: each call may decompress.
+  std::shared_ptr<const std::string> json() const;
+  // Whether the bytes are held compressed.
+  bool compressed() const { return compressed_; }
+  // The bytes held: the JSON, or with compressed() the frame (for tests and size accounting).
+  const std::string& held_bytes() const { return *bytes_; }
 
   // The namespace ("" for cluster-scoped resources) and name: views of storage_key.
   std::string_view ns() const { return std::string_view(storage_key).substr(ns_at_, ns_len_); }
@@ -114,17 +129,29 @@ struct CachedObject {
                                                         std::string storage_key, api::Object obj,
                                                         store::Revision revision);
   // Builds a cache entry from `obj` as `encoded` serialized it (EncodeObject(obj.doc())), at
-  // `revision`: the JSON is spliced, not serialized again.
-  static std::shared_ptr<const CachedObject> FromEncoded(const api::ResourceInfo& info,
-                                                         std::string storage_key,
-                                                         const api::Object& obj,
-                                                         const EncodedObject& encoded,
-                                                         store::Revision revision);
+  // `revision`: the JSON is spliced, not serialized again. `frame`: CompressEncoded(encoded), if
+  // the caller has it (else it is compressed here).
+  static std::shared_ptr<const CachedObject> FromEncoded(
+      const api::ResourceInfo& info, std::string storage_key, const api::Object& obj,
+      const EncodedObject& encoded, store::Revision revision,
+      std::shared_ptr<const std::string> frame = nullptr);
   // Builds a cache entry from a stored key-value (its mod_revision becomes the resourceVersion).
   static util::StatusOr<std::shared_ptr<const CachedObject>> FromKeyValue(
       const api::ResourceInfo& info, const store::KeyValue& kv);
 
  private:
+  friend class PendingWrite;  // builds its entry with SetBytes
+  // Holds `encoded` at `revision`: its frame when given (`frame`, CompressValue of
+  // encoded.json), else the JSON with the revision spliced in.
+  void SetBytes(const EncodedObject& encoded, store::Revision revision,
+                std::shared_ptr<const std::string> frame);
+
+  // The JSON with resourceVersion (compressed_ false), or the zstd frame of the JSON without it
+  // (compressed_ true: json() splices the revision in at rv_value_at, after the member's
+  // beginning as needs_comma_ and needs_metadata_ say, EncodedObject's flags).
+  std::shared_ptr<const std::string> bytes_;
+  // json()'s decompressed copy while some caller holds it (the same mutex pool as decoded_).
+  mutable std::weak_ptr<const std::string> plain_;
   // Decoded's memo, guarded by a mutex of a small shared pool chosen by this object's address
   // (a mutex per object would cost 40 bytes on every cached version; std::atomic<weak_ptr> of
   // libstdc++ 12 is not understood by ThreadSanitizer).
@@ -135,6 +162,9 @@ struct CachedObject {
   uint32_t ns_at_ = 0;
   uint32_t ns_len_ = 0;
   uint32_t name_at_ = 0;
+  bool compressed_ = false;
+  bool needs_comma_ = false;
+  bool needs_metadata_ = false;
 };
 using CachedObjectPtr = std::shared_ptr<const CachedObject>;
 
@@ -156,6 +186,9 @@ class PendingWrite {
   const std::string& storage_key() const { return storage_key_; }
   // The bytes the store is given.
   const std::string& json() const { return encoded_.json; }
+  // Their CompressEncoded frame (null if compression does not pay): the store is given it with
+  // the bytes (PutRequest::compressed_value) and the cache entry holds it.
+  const std::shared_ptr<const std::string>& compressed() const { return frame_; }
   // The cache entry once committed at `revision`; built once, shared by every caller.
   CachedObjectPtr Entry(store::Revision revision);
   // The object this write was encoded from, for the entry's readers: Entry seeds it
@@ -168,11 +201,15 @@ class PendingWrite {
  private:
   const std::string storage_key_;
   const EncodedObject encoded_;
+  const std::shared_ptr<const std::string> frame_;
   const std::shared_ptr<const api::ResourceInfo> info_;
   std::mutex mu_;
-  std::string labels_;                 // guarded by mu_; moved into the first entry (PackLabels)
-  std::string field_values_;           // guarded by mu_; moved into the first entry
-  CachedObjectPtr entry_;              // guarded by mu_
+  std::string labels_;        // guarded by mu_; moved into the first entry (PackLabels)
+  std::string field_values_;  // guarded by mu_; moved into the first entry
+  CachedObjectPtr entry_;     // guarded by mu_
+  // The entry's JSON, for as long as this write lives (its response is written meanwhile); the
+  // entry remembers it weakly (CachedObject::json). Guarded by mu_.
+  std::shared_ptr<const std::string> plain_;
   std::optional<api::Object> object_;  // guarded by mu_; until Entry seeds it
 };
 

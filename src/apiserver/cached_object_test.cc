@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "api/builtin_resources.h"
+#include "store/record.h"
 
 namespace converge::apiserver {
 namespace {
@@ -46,12 +49,14 @@ std::string Reference(json::object doc, store::Revision rv) {
   return json::serialize(doc);
 }
 
-TEST(EncodeObjectTest, StoresWithoutResourceVersionAndSplicesItBackExactly) {
-  struct Case {
-    const char* name;
-    const char* doc;
-  };
-  const Case cases[] = {
+struct SpliceCase {
+  const char* name;
+  const char* doc;
+};
+
+// Where metadata.resourceVersion may have to go.
+const std::vector<SpliceCase>& SpliceCases() {
+  static const std::vector<SpliceCase> cases = {
       {"typical", R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","namespace":"d",)"
                   R"("resourceVersion":"17","labels":{"x":"y"}},"spec":{"n":[1,2.5,true,null]}})"},
       {"resourceVersion only", R"({"kind":"Pod","metadata":{"resourceVersion":"3"}})"},
@@ -62,7 +67,11 @@ TEST(EncodeObjectTest, StoresWithoutResourceVersionAndSplicesItBackExactly) {
       {"escapes", R"({"metadata":{"name":"a\"b\\c","annotations":{"k\n":"\u00e9\t"}}})"},
       {"metadata not an object", R"({"metadata":"x","kind":"Pod"})"},
   };
-  for (const Case& c : cases) {
+  return cases;
+}
+
+TEST(EncodeObjectTest, StoresWithoutResourceVersionAndSplicesItBackExactly) {
+  for (const SpliceCase& c : SpliceCases()) {
     SCOPED_TRACE(c.name);
     json::object doc = Doc(c.doc);
     EncodedObject e = EncodeObject(doc);
@@ -90,7 +99,12 @@ TEST(EncodeObjectTest, StringsHaveTheirExactSize) {
   json::object doc = Doc(R"({"metadata":{"name":"a"}})");
   doc["data"] = big;
   auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/a", api::Object(doc), 5);
-  EXPECT_EQ(c->json->capacity(), c->json->size());
+  // Held as a zstd frame of exactly its size, and decompressed to a string of exactly its size.
+  EXPECT_TRUE(c->compressed());
+  EXPECT_EQ(c->held_bytes().capacity(), c->held_bytes().size());
+  EXPECT_LT(c->held_bytes().size(), 1000u);
+  std::shared_ptr<const std::string> json = c->json();
+  EXPECT_EQ(json->capacity(), json->size());
 }
 
 TEST(CachedObjectTest, FromObjectCarriesKeyLabelsFieldsAndResourceVersion) {
@@ -207,12 +221,85 @@ TEST(CachedObjectTest, WithRevisionRewritesOnlyTheResourceVersion) {
   auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", pod, 9);
   for (store::Revision rv : {store::Revision{10}, store::Revision{7}, store::Revision{123456}}) {
     auto d = c->WithRevision(rv);
-    EXPECT_EQ(*d->json, Reference(pod.doc(), rv));
+    EXPECT_EQ(*d->json(), Reference(pod.doc(), rv));
     EXPECT_EQ(d->revision, rv);
     EXPECT_EQ(d->name(), "web");
     // Rewritable again (its own offsets are right).
-    EXPECT_EQ(*d->WithRevision(9)->json, *c->json);
+    EXPECT_EQ(*d->WithRevision(9)->json(), *c->json());
   }
+}
+
+// `doc` with a member large and repetitive enough for its bytes to be held compressed, placed
+// last so that where metadata is (or is not) stays as the case has it.
+json::object Padded(json::object doc) {
+  json::array items;
+  for (int i = 0; i < 40; ++i) {
+    items.push_back(json::object{{"name", "container-" + std::to_string(i)},
+                                 {"image", "registry.k8s.io/pause:3.9"}});
+  }
+  doc["padding"] = std::move(items);
+  return doc;
+}
+
+TEST(CachedObjectTest, CompressedBytesGiveTheSameJsonForEveryShape) {
+  for (const SpliceCase& sc : SpliceCases()) {
+    SCOPED_TRACE(sc.name);
+    json::object doc = Padded(Doc(sc.doc));
+    if (const json::value* m = doc.if_contains("metadata"); m && !m->is_object()) continue;
+    const std::string stored = EncodeObject(doc).json;
+    // Built from the writer's object, and from the stored bytes (a relist) at the same revision.
+    auto from_object = CachedObject::FromObject(Pods(), "/registry/pods/d/a", api::Object(doc), 41);
+    auto from_store = CachedObject::FromKeyValue(
+        Pods(), store::KeyValue{"/registry/pods/d/a", stored, 2, 41, 1, 0});
+    ASSERT_TRUE(from_store.ok());
+    for (const CachedObjectPtr& c : {from_object, *from_store}) {
+      ASSERT_TRUE(c->compressed());
+      EXPECT_LT(c->held_bytes().size(), stored.size() / 3);
+      EXPECT_EQ(*c->json(), Reference(doc, 41));
+      EXPECT_EQ(c->json()->substr(c->rv_value_at, c->rv_value_len), "41");
+      // Another revision shares the frame (nothing is copied) and splices its own digits.
+      for (store::Revision rv : {store::Revision{7}, store::Revision{1234567890123}}) {
+        CachedObjectPtr d = c->WithRevision(rv);
+        EXPECT_EQ(&d->held_bytes(), &c->held_bytes());
+        EXPECT_EQ(*d->json(), Reference(doc, rv));
+        EXPECT_EQ(*d->WithRevision(41)->json(), *c->json());
+      }
+      auto parsed = c->Decoded();
+      ASSERT_TRUE(parsed.ok());
+      EXPECT_EQ((*parsed)->resource_version(), "41");
+    }
+  }
+}
+
+TEST(CachedObjectTest, SmallObjectsAreHeldAsTheirJson) {
+  api::Object pod(Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d"}})"));
+  auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", pod, 3);
+  EXPECT_FALSE(c->compressed());
+  EXPECT_EQ(c->held_bytes(), Reference(pod.doc(), 3));
+  EXPECT_EQ(c->json().get(), &c->held_bytes());
+}
+
+TEST(CachedObjectTest, DecompressedJsonIsSharedWhileHeldAndMadeAgainAfter) {
+  json::object doc = Padded(Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d"}})"));
+  auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", api::Object(doc), 5);
+  ASSERT_TRUE(c->compressed());
+  std::shared_ptr<const std::string> first = c->json();
+  std::shared_ptr<const std::string> second = c->json();
+  EXPECT_EQ(first.get(), second.get());
+  const std::string expected = *first;
+  first.reset();
+  second.reset();
+  EXPECT_EQ(*c->json(), expected);
+  // Readers on several threads (a watch event's watchers) all get the same bytes.
+  std::vector<std::thread> readers;
+  std::vector<std::string> got(4);
+  for (size_t i = 0; i < got.size(); ++i) {
+    readers.emplace_back([&, i] {
+      for (int n = 0; n < 200; ++n) got[i] = *c->json();
+    });
+  }
+  for (std::thread& t : readers) t.join();
+  for (const std::string& g : got) EXPECT_EQ(g, expected);
 }
 
 TEST(CachedObjectTest, DecodedIsSharedWhileHeldAndParsedAgainAfter) {
@@ -242,14 +329,47 @@ TEST(PendingWriteTest, EntryIsBuiltOnceAndSharedByWriterAndCache) {
   CachedObjectPtr a = write.Entry(8);
   CachedObjectPtr b = write.Entry(8);
   EXPECT_EQ(a.get(), b.get());
-  EXPECT_EQ(*a->json, Reference(pod.doc(), 8));
+  EXPECT_EQ(*a->json(), Reference(pod.doc(), 8));
   EXPECT_EQ(a->FieldValue(Pods(), "spec.nodeName"), "n1");
   EXPECT_EQ(json::serialize(a->LabelsObject()), R"({"app":"web"})");
   // Asked at another revision (never in practice: one put, one revision), it still answers right.
   CachedObjectPtr c = write.Entry(12);
-  EXPECT_EQ(*c->json, Reference(pod.doc(), 12));
+  EXPECT_EQ(*c->json(), Reference(pod.doc(), 12));
   EXPECT_EQ(c->FieldValue(Pods(), "spec.nodeName"), "n1");
   EXPECT_EQ(json::serialize(c->LabelsObject()), R"({"app":"web"})");
+}
+
+TEST(PendingWriteTest, TheStoreAndTheCacheShareOneFrame) {
+  json::object doc = Padded(Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d"}})"));
+  api::Object pod(doc);
+  PendingWrite write(std::make_shared<const api::ResourceInfo>(Pods()), "/registry/pods/d/web", pod,
+                     EncodeObject(pod.doc()));
+  ASSERT_NE(write.compressed(), nullptr);
+  // The store is given this frame with the bytes: it must be theirs.
+  const std::optional<size_t> size = store::CompressedValueSize(*write.compressed());
+  ASSERT_TRUE(size.has_value());
+  std::string value(*size, '\0');
+  ASSERT_TRUE(store::DecompressValue(*write.compressed(), value.data(), value.size()).ok());
+  EXPECT_EQ(value, write.json());
+  CachedObjectPtr entry = write.Entry(8);
+  EXPECT_EQ(&entry->held_bytes(), write.compressed().get());
+  EXPECT_EQ(*entry->json(), Reference(doc, 8));
+}
+
+TEST(PendingWriteTest, TheEntrysJsonNeedsNoDecompressingWhileTheWriteLives) {
+  json::object doc = Padded(Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d"}})"));
+  api::Object pod(doc);
+  auto write = std::make_unique<PendingWrite>(std::make_shared<const api::ResourceInfo>(Pods()),
+                                              "/registry/pods/d/web", pod, EncodeObject(pod.doc()));
+  CachedObjectPtr entry = write->Entry(8);
+  ASSERT_TRUE(entry->compressed());
+  // Nobody but the write holds the spliced bytes, and readers get them.
+  std::weak_ptr<const std::string> spliced = entry->json();
+  EXPECT_FALSE(spliced.expired());
+  EXPECT_EQ(entry->json().get(), spliced.lock().get());
+  write.reset();
+  EXPECT_TRUE(spliced.expired());
+  EXPECT_EQ(*entry->json(), Reference(doc, 8));
 }
 
 // A pod as a writer holds it: managedFields, and the resourceVersion it was read at.
@@ -268,7 +388,7 @@ TEST(PendingWriteTest, TheWritersObjectIsWhatReadersWouldHaveParsed) {
   CachedObjectPtr entry = write.Entry(9);
   auto lean = entry->DecodedWithoutManagedFields();
   ASSERT_TRUE(lean.ok());
-  auto parsed = api::Object::Parse(*entry->json);
+  auto parsed = api::Object::Parse(*entry->json());
   ASSERT_TRUE(parsed.ok());
   parsed->mutable_metadata().erase("managedFields");
   EXPECT_EQ((*lean)->doc(), parsed->doc());

@@ -45,9 +45,10 @@ void ConvertToServedVersion(const api::ResourceInfo& info, api::Object& obj) {
 
 std::shared_ptr<const std::string> ServedJson(const api::ResourceInfo& info,
                                               const CachedObject& obj) {
-  if (!NeedsVersionConversion(info, *obj.json)) return obj.json;
-  auto parsed = obj.Parse();
-  if (!parsed.ok()) return obj.json;
+  std::shared_ptr<const std::string> json = obj.json();
+  if (!NeedsVersionConversion(info, *json)) return json;
+  auto parsed = api::Object::Parse(*json);
+  if (!parsed.ok()) return json;
   ConvertToServedVersion(info, *parsed);
   return std::make_shared<const std::string>(parsed->Serialize());
 }

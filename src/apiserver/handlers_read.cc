@@ -35,7 +35,7 @@ class WatchResponseStream final : public ResponseStream, public WatchEventSource
   // An event that goes out as the cache holds it: no Table, no version conversion.
   bool AsStored(const WatchItem& item) const {
     return item.event && !table_ &&
-           (!convert_ || !NeedsVersionConversion(info_, *item.event->object()->json));
+           (!convert_ || !NeedsVersionConversion(info_, *item.event->object()->json()));
   }
 
   PollResult Poll(std::vector<std::shared_ptr<const std::string>>* out,

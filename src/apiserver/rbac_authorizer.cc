@@ -223,7 +223,7 @@ std::shared_ptr<const RbacPolicy> RbacPolicySource::Current() const {
     if (!cache) return out;
     for (const CachedObjectPtr& o : cache->List(WatchFilter{}).items) {
       boost::system::error_code ec;
-      json::value v = json::parse(*o->json, ec);
+      json::value v = json::parse(*o->json(), ec);
       if (!ec && v.is_object()) out.push_back(std::move(v.get_object()));
     }
     return out;

@@ -127,7 +127,7 @@ std::optional<NamespaceLifecycle::Phase> APIServer::NamespacePhase(const std::st
   if (obj->FieldValue(namespaces->info(), "status.phase") == "Terminating") {
     return NamespaceLifecycle::Phase::kTerminating;
   }
-  if (obj->json->find("\"deletionTimestamp\"") == std::string::npos) {
+  if (obj->json()->find("\"deletionTimestamp\"") == std::string::npos) {
     return NamespaceLifecycle::Phase::kActive;
   }
   auto parsed = obj->Parse();
@@ -215,7 +215,7 @@ util::Status APIServer::Start() {
         if (!sa.ok()) return std::nullopt;
         // Most ServiceAccounts do not say: then there is nothing to parse (every pod create
         // asks).
-        if ((*sa)->json->find("\"automountServiceAccountToken\"") == std::string::npos) {
+        if ((*sa)->json()->find("\"automountServiceAccountToken\"") == std::string::npos) {
           return std::nullopt;
         }
         auto parsed = (*sa)->Parse();

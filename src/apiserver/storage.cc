@@ -302,7 +302,8 @@ store::TxnRequest ResourceStorage::CreateTxn(const PendingWrite& write) {
   store::TxnRequest txn;
   txn.compare.push_back({write.storage_key(), "", store::Compare::Target::kCreateRevision,
                          store::Compare::Result::kEqual, 0, ""});
-  txn.success.push_back(store::PutRequest{write.storage_key(), write.json(), false, 0});
+  txn.success.push_back(
+      store::PutRequest{write.storage_key(), write.json(), false, 0, write.compressed()});
   return txn;
 }
 
@@ -683,7 +684,7 @@ ApiOr<ResourceStorage::UpdateResult> ResourceStorage::Update(const std::string& 
       if (!prepared.ok()) return prepared.error();
       write = std::move(*prepared);
       LendObject(*write, obj);  // not needed here any more: a failed attempt starts afresh
-      txn.success.push_back(store::PutRequest{key, write->json(), false, 0});
+      txn.success.push_back(store::PutRequest{key, write->json(), false, 0, write->compressed()});
     }
     auto resp = write ? CommitOffered(std::move(txn), write, store_latency_.update)
                       : Timed(store_latency_.update, [&] { return kv_->Txn(std::move(txn)); });
@@ -806,7 +807,8 @@ ApiOr<DeleteResult> ResourceStorage::Delete(const std::string& ns, const std::st
         store::TxnRequest txn;
         txn.compare.push_back({key, "", store::Compare::Target::kModRevision,
                                store::Compare::Result::kEqual, cur->mod_revision, ""});
-        txn.success.push_back(store::PutRequest{key, (*write)->json(), false, 0});
+        txn.success.push_back(
+            store::PutRequest{key, (*write)->json(), false, 0, (*write)->compressed()});
         auto resp = CommitOffered(txn, *write, store_latency_.update);
         if (!resp.ok()) return FromStatus(resp.status(), info_->gvr.Gr(), name);
         if (!resp->succeeded) {

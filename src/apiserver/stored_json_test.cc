@@ -89,7 +89,7 @@ TEST(StoredJsonTest, ObjectsReadFromTheStoreAreTheBytesAnEncodeWouldGive) {
     auto parsed = api::Object::Parse(kv.value);
     ASSERT_TRUE(parsed.ok());
     CachedObjectPtr encoded = CachedObject::FromObject(*pods, kv.key, std::move(*parsed), 1234);
-    EXPECT_EQ(*(*read)->json, *encoded->json);
+    EXPECT_EQ(*(*read)->json(), *encoded->json());
     EXPECT_EQ((*read)->rv_value_at, encoded->rv_value_at);
     EXPECT_EQ((*read)->rv_value_len, encoded->rv_value_len);
     EXPECT_EQ((*read)->labels, encoded->labels);

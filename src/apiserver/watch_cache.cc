@@ -40,7 +40,7 @@ void WatchEvent::AppendFrame(WatchEventType as,
   static const auto* tail =
       new std::shared_ptr<const std::string>(std::make_shared<const std::string>("}\n"));
   out->push_back((*heads)[static_cast<size_t>(as)]);
-  out->push_back(object_->json);
+  out->push_back(object_->json());
   out->push_back(*tail);
 }
 

@@ -199,7 +199,7 @@ TEST_F(WatchCacheTest, EveryWatcherGetsTheSameEncodedBytes) {
   ASSERT_EQ(fa.size(), 3u);
   ASSERT_EQ(fb.size(), 3u);
   for (size_t i = 0; i < fa.size(); ++i) EXPECT_EQ(fa[i].get(), fb[i].get());
-  EXPECT_EQ(fa[1].get(), a[0].event->object()->json.get());
+  EXPECT_EQ(fa[1].get(), a[0].event->object()->json().get());
   EXPECT_EQ(
       *fa[0] + *fa[1] + *fa[2],
       R"({"type":"MODIFIED","object":{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a","namespace":"default","labels":{"app":"web"},"resourceVersion":"2"}}})"
@@ -231,8 +231,9 @@ TEST_F(WatchCacheTest, AnOfferedWriteBecomesTheCacheEntryItself) {
   std::vector<WatchItem> items = Drain(**w);
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].event->object().get(), entry.get());
-  EXPECT_EQ(*entry->json, R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",)"
-                          R"("namespace":"default","labels":{"app":"db"},"resourceVersion":"2"}})");
+  EXPECT_EQ(*entry->json(),
+            R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",)"
+            R"("namespace":"default","labels":{"app":"db"},"resourceVersion":"2"}})");
   EXPECT_EQ(json::serialize(entry->LabelsObject()), R"({"app":"db"})");
 }
 
@@ -308,7 +309,7 @@ TEST_F(WatchCacheTest, DeletedCarriesTheLastStateAtTheDeletionsRevision) {
   std::vector<WatchItem> items = Drain(**w);
   ASSERT_EQ(items.size(), 1u);
   EXPECT_EQ(items[0].as, WatchEventType::kDeleted);
-  EXPECT_EQ(*items[0].event->object()->json,
+  EXPECT_EQ(*items[0].event->object()->json(),
             R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",)"
             R"("namespace":"default","labels":{"app":"web"},"resourceVersion":"3"}})");
   EXPECT_EQ(items[0].event->prev()->revision, 2);

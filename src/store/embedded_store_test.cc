@@ -3,12 +3,15 @@
 #include "store/embedded_store.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <filesystem>
 #include <random>
 
+#include "store/group_writer.h"
 #include "store/index.h"
 #include "store/kv_conformance_test.h"
+#include "store/record.h"
 #include "store/store_test_util.h"
 #include "util/clock.h"
 
@@ -365,6 +368,45 @@ TEST_F(EmbeddedStoreTest, CompressibleValuesTakeLessThanAPageAndReadBackWhole) {
       }
     }
     store_.reset();
+  }
+}
+
+// A writer that compressed a value itself (the API server, whose watch cache keeps the frame)
+// hands the frame over; the store keeps it instead of compressing again, unless the frame's
+// declared length is not the value's.
+TEST_F(EmbeddedStoreTest, AWritersFrameIsKeptWhenItsLengthIsTheValues) {
+  const std::string value = Wordy(1);
+  std::string frame;
+  ASSERT_TRUE(CompressValue(value, &frame));
+  // Level 19 makes a frame unlike level 1's: which one is stored shows whose it is.
+  std::string strong(ZSTD_compressBound(value.size()), '\0');
+  strong.resize(ZSTD_compress(strong.data(), strong.size(), value.data(), value.size(), 19));
+  ASSERT_NE(strong, frame);
+  std::string other_frame;
+  ASSERT_TRUE(CompressValue(Wordy(2) + " ", &other_frame));
+
+  TxnRequest txn;
+  txn.success.push_back(PutRequest{
+      .key = "a", .value = value, .compressed_value = std::make_shared<std::string>(strong)});
+  txn.success.push_back(PutRequest{
+      .key = "b", .value = value, .compressed_value = std::make_shared<std::string>(other_frame)});
+  txn.success.push_back(PutRequest{.key = "c", .value = value});
+  const std::vector<std::string> frames = CompressPutValues(txn);
+  ASSERT_EQ(frames.size(), 3u);
+  EXPECT_EQ(frames[0], strong);
+  EXPECT_EQ(frames[1], frame);  // not the value's length: compressed here instead
+  EXPECT_EQ(frames[2], frame);
+
+  // Stored and read back, through the log and after it reached LMDB.
+  Open();
+  auto put = store_->Txn(std::move(txn));
+  ASSERT_TRUE(put.ok()) << put.status().ToString();
+  for (int pass = 0; pass < 2; ++pass) {
+    auto all = store_->Range(RangeRequest{.key = "a", .range_end = "d"});
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    ASSERT_EQ(all->kvs.size(), 3u);
+    for (const KeyValuePtr& kv : all->kvs) EXPECT_EQ(kv->value, value) << kv->key;
+    Open();
   }
 }
 

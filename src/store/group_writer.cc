@@ -61,7 +61,13 @@ std::vector<std::string> CompressPutValues(const TxnRequest& req) {
       const auto* p = std::get_if<PutRequest>(&op);
       if (p == nullptr) continue;
       frames.emplace_back();
-      if (!CompressValue(p->value, &frames.back())) frames.back().clear();
+      // The caller's frame, if it says it holds this value (a cheap check: its length).
+      if (p->compressed_value != nullptr &&
+          CompressedValueSize(*p->compressed_value) == p->value.size()) {
+        frames.back() = *p->compressed_value;
+      } else if (!CompressValue(p->value, &frames.back())) {
+        frames.back().clear();
+      }
     }
   }
   return frames;

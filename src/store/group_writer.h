@@ -27,8 +27,9 @@ namespace converge::store {
 
 // The stored form of every put's value in `req`, the success branch's puts first, then the
 // failure branch's: CompressValue's frame, or empty where compression does not pay (the value is
-// stored as it is). Writers call it on their own threads before queueing the transaction, so
-// that the committer, the store's one writing thread, does not compress.
+// stored as it is). A put's compressed_value is taken as it is when its declared length is the
+// value's. Writers call it on their own threads before queueing the transaction, so that the
+// committer, the store's one writing thread, does not compress.
 std::vector<std::string> CompressPutValues(const TxnRequest& req);
 
 class GroupWriter {

@@ -76,6 +76,10 @@ struct PutRequest {
   std::string value;
   bool prev_kv = false;  // return the previous key-value, if any
   int64_t lease = 0;
+  // Optional: `value` as a CompressValue frame (store/record.h), made by a caller that keeps the
+  // frame for itself too (the API server's watch cache). A store that compresses values may keep
+  // it instead of compressing `value` again; others ignore it. It must decompress to `value`.
+  std::shared_ptr<const std::string> compressed_value;
 };
 
 struct PutResponse {

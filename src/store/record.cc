@@ -237,26 +237,34 @@ util::Status DecodeRecordHeader(RevisionPair rev, std::string_view bytes, Record
   return ParseBody(rev, bytes.substr(4), out, /*with_value=*/false);
 }
 
+std::optional<size_t> CompressedValueSize(std::string_view frame) {
+  const unsigned long long size = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > kMaxValueBytes) {
+    return std::nullopt;
+  }
+  return static_cast<size_t>(size);
+}
+
+util::Status DecompressValue(std::string_view frame, char* out, size_t size) {
+  DecompressionContexts::Lease context = DecompressionContexts::Get().Acquire();
+  if (context == nullptr) return util::ResourceExhausted("store: no memory to decompress a value");
+  const size_t n = ZSTD_decompressDCtx(context.get(), out, size, frame.data(), frame.size());
+  if (ZSTD_isError(n) || n != size) return util::DataLoss("compressed value does not decompress");
+  return util::Status::Ok();
+}
+
 util::Status RecordValue(RevisionPair rev, const RecordView& record, std::string* value) {
   if (!record.compressed) {
     value->assign(record.value);
     return util::Status::Ok();
   }
-  const unsigned long long size =
-      ZSTD_getFrameContentSize(record.value.data(), record.value.size());
-  if (size == ZSTD_CONTENTSIZE_UNKNOWN || size == ZSTD_CONTENTSIZE_ERROR || size > kMaxValueBytes) {
-    return Corrupt(rev, "compressed value has no valid length");
-  }
-  DecompressionContexts::Lease context = DecompressionContexts::Get().Acquire();
-  if (context == nullptr) return util::ResourceExhausted("store: no memory to decompress a value");
-  value->resize(size);
-  const size_t n = ZSTD_decompressDCtx(context.get(), value->data(), value->size(),
-                                       record.value.data(), record.value.size());
-  if (ZSTD_isError(n) || n != size) {
-    value->clear();
-    return Corrupt(rev, "compressed value does not decompress");
-  }
-  return util::Status::Ok();
+  const std::optional<size_t> size = CompressedValueSize(record.value);
+  if (!size) return Corrupt(rev, "compressed value has no valid length");
+  value->resize(*size);
+  util::Status st = DecompressValue(record.value, value->data(), *size);
+  if (st.code() == util::Code::kDataLoss) st = Corrupt(rev, "compressed value does not decompress");
+  if (!st.ok()) value->clear();
+  return st;
 }
 
 util::StatusOr<KeyValuePtr> MakeKeyValue(RevisionPair rev, const RecordView& r, bool keys_only) {

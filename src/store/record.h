@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -73,6 +74,13 @@ struct RecordView {
 // Compresses `value` for storage: true, with the zstd frame in *frame, if `value` is at least
 // kCompressMinBytes long and the frame is shorter than it.
 bool CompressValue(std::string_view value, std::string* frame);
+
+// The length `frame` (a CompressValue frame) decompresses to; nullopt if the frame does not say
+// or says more than kMaxValueBytes.
+std::optional<size_t> CompressedValueSize(std::string_view frame);
+// Decompresses `frame` into exactly `size` bytes at `out`: DataLoss if it does not decompress to
+// exactly that many, ResourceExhausted if zstd has no memory for it.
+util::Status DecompressValue(std::string_view frame, char* out, size_t size);
 
 // Prepares `record` for encoding: if its value is not compressed yet and CompressValue pays,
 // `record->value` then points into *frame and `record->compressed` is set.
