@@ -241,6 +241,12 @@ std::shared_ptr<const std::string> CachedObject::json() const {
   return fresh;
 }
 
+std::shared_ptr<const std::string> CachedObject::JsonIfAtHand() const {
+  if (!compressed_) return bytes_;
+  std::lock_guard lock(DecodedMutex(this));
+  return plain_.lock();
+}
+
 void CachedObject::SetBytes(const EncodedObject& encoded, store::Revision rev,
                             std::shared_ptr<const std::string> frame) {
   char buf[24];
@@ -471,24 +477,29 @@ CachedObjectPtr CachedObject::WithRevision(store::Revision rev) const {
 CachedObjectPtr CachedObject::FromEncoded(const api::ResourceInfo& info, std::string storage_key,
                                           const api::Object& obj, const EncodedObject& encoded,
                                           store::Revision revision,
-                                          std::shared_ptr<const std::string> frame) {
+                                          std::shared_ptr<const std::string> frame,
+                                          Holding holding) {
   auto c = std::make_shared<CachedObject>();
   c->storage_key = std::move(storage_key);
   c->SetKeyPositions(info);
   c->revision = revision;
   c->labels = PackLabels(obj.doc());
   c->field_values = PackFieldValues(info, obj.doc());
-  c->SetBytes(encoded, revision, frame != nullptr ? std::move(frame) : CompressEncoded(encoded));
+  if (frame == nullptr && holding == Holding::kInCache) frame = CompressEncoded(encoded);
+  c->SetBytes(encoded, revision, std::move(frame));
   return c;
 }
 
 CachedObjectPtr CachedObject::FromObject(const api::ResourceInfo& info, std::string storage_key,
-                                         api::Object obj, store::Revision revision) {
-  return FromEncoded(info, std::move(storage_key), obj, EncodeObject(obj.doc()), revision);
+                                         api::Object obj, store::Revision revision,
+                                         Holding holding) {
+  return FromEncoded(info, std::move(storage_key), obj, EncodeObject(obj.doc()), revision, nullptr,
+                     holding);
 }
 
 util::StatusOr<CachedObjectPtr> CachedObject::FromKeyValue(const api::ResourceInfo& info,
-                                                           const store::KeyValue& kv) {
+                                                           const store::KeyValue& kv,
+                                                           Holding holding) {
   auto obj = api::Object::Parse(kv.value);
   if (!obj.ok()) {
     return util::DataLoss("stored object at " + kv.key +
@@ -498,9 +509,9 @@ util::StatusOr<CachedObjectPtr> CachedObject::FromKeyValue(const api::ResourceIn
   // serializing the parsed object again (the parse is for labels and field values).
   if (std::optional<EncodedObject> slot = FindResourceVersionSlot(kv.value)) {
     slot->json = kv.value;
-    return FromEncoded(info, kv.key, *obj, *slot, kv.mod_revision);
+    return FromEncoded(info, kv.key, *obj, *slot, kv.mod_revision, nullptr, holding);
   }
-  return FromObject(info, kv.key, std::move(*obj), kv.mod_revision);
+  return FromObject(info, kv.key, std::move(*obj), kv.mod_revision, holding);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -66,6 +66,11 @@ EncodedObject EncodeObject(const boost::json::object& doc);
 // does not pay (small or incompressible values).
 std::shared_ptr<const std::string> CompressEncoded(const EncodedObject& encoded);
 
+// Whether a CachedObject is built to be held by the watch cache (its bytes compressed, when that
+// pays: it may be held as long as the version is current) or for one use (a response, a page read
+// from the store: compressing it would only cost).
+enum class Holding { kTransient, kInCache };
+
 // Every cached version of every object is one of these (150,000 pods are 150,000 of them plus the
 // history), so it holds each thing once and packed: the namespace and name are views of the
 // storage key, the labels and field values are packed strings (PackLabels, PackFieldValues), and
@@ -89,6 +94,9 @@ struct CachedObject {
   // hold the result at the same time share one copy (a watch event's watchers), later ones
   // decompress again (~1 µs per KB). Read it once per use: each call may decompress.
   std::shared_ptr<const std::string> json() const;
+  // json() if it needs no decompressing (held plain, or decompressed and still held by some
+  // caller); else null.
+  std::shared_ptr<const std::string> JsonIfAtHand() const;
   // Whether the bytes are held compressed.
   bool compressed() const { return compressed_; }
   // The bytes held: the JSON, or with compressed() the frame (for tests and size accounting).
@@ -127,17 +135,19 @@ struct CachedObject {
   // Builds a cache entry from an object, setting metadata.resourceVersion to `revision`.
   static std::shared_ptr<const CachedObject> FromObject(const api::ResourceInfo& info,
                                                         std::string storage_key, api::Object obj,
-                                                        store::Revision revision);
+                                                        store::Revision revision,
+                                                        Holding holding = Holding::kTransient);
   // Builds a cache entry from `obj` as `encoded` serialized it (EncodeObject(obj.doc())), at
   // `revision`: the JSON is spliced, not serialized again. `frame`: CompressEncoded(encoded), if
-  // the caller has it (else it is compressed here).
+  // the caller has it (held then whatever `holding` says); else kInCache compresses here.
   static std::shared_ptr<const CachedObject> FromEncoded(
       const api::ResourceInfo& info, std::string storage_key, const api::Object& obj,
       const EncodedObject& encoded, store::Revision revision,
-      std::shared_ptr<const std::string> frame = nullptr);
+      std::shared_ptr<const std::string> frame = nullptr, Holding holding = Holding::kTransient);
   // Builds a cache entry from a stored key-value (its mod_revision becomes the resourceVersion).
   static util::StatusOr<std::shared_ptr<const CachedObject>> FromKeyValue(
-      const api::ResourceInfo& info, const store::KeyValue& kv);
+      const api::ResourceInfo& info, const store::KeyValue& kv,
+      Holding holding = Holding::kTransient);
 
  private:
   friend class PendingWrite;  // builds its entry with SetBytes

@@ -98,7 +98,8 @@ TEST(EncodeObjectTest, StringsHaveTheirExactSize) {
   std::string big(10000, 'x');
   json::object doc = Doc(R"({"metadata":{"name":"a"}})");
   doc["data"] = big;
-  auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/a", api::Object(doc), 5);
+  auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/a", api::Object(doc), 5,
+                                    Holding::kInCache);
   // Held as a zstd frame of exactly its size, and decompressed to a string of exactly its size.
   EXPECT_TRUE(c->compressed());
   EXPECT_EQ(c->held_bytes().capacity(), c->held_bytes().size());
@@ -248,9 +249,10 @@ TEST(CachedObjectTest, CompressedBytesGiveTheSameJsonForEveryShape) {
     if (const json::value* m = doc.if_contains("metadata"); m && !m->is_object()) continue;
     const std::string stored = EncodeObject(doc).json;
     // Built from the writer's object, and from the stored bytes (a relist) at the same revision.
-    auto from_object = CachedObject::FromObject(Pods(), "/registry/pods/d/a", api::Object(doc), 41);
+    auto from_object = CachedObject::FromObject(Pods(), "/registry/pods/d/a", api::Object(doc), 41,
+                                                Holding::kInCache);
     auto from_store = CachedObject::FromKeyValue(
-        Pods(), store::KeyValue{"/registry/pods/d/a", stored, 2, 41, 1, 0});
+        Pods(), store::KeyValue{"/registry/pods/d/a", stored, 2, 41, 1, 0}, Holding::kInCache);
     ASSERT_TRUE(from_store.ok());
     for (const CachedObjectPtr& c : {from_object, *from_store}) {
       ASSERT_TRUE(c->compressed());
@@ -271,9 +273,22 @@ TEST(CachedObjectTest, CompressedBytesGiveTheSameJsonForEveryShape) {
   }
 }
 
+TEST(CachedObjectTest, ObjectsBuiltForOneUseAreNotCompressed) {
+  json::object doc = Padded(Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d"}})"));
+  const std::string stored = EncodeObject(doc).json;
+  auto from_object = CachedObject::FromObject(Pods(), "/registry/pods/d/web", api::Object(doc), 6);
+  auto from_store = CachedObject::FromKeyValue(
+      Pods(), store::KeyValue{"/registry/pods/d/web", stored, 2, 6, 1, 0});
+  ASSERT_TRUE(from_store.ok());
+  for (const CachedObjectPtr& c : {from_object, *from_store}) {
+    EXPECT_FALSE(c->compressed());
+    EXPECT_EQ(c->held_bytes(), Reference(doc, 6));
+  }
+}
+
 TEST(CachedObjectTest, SmallObjectsAreHeldAsTheirJson) {
   api::Object pod(Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d"}})"));
-  auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", pod, 3);
+  auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", pod, 3, Holding::kInCache);
   EXPECT_FALSE(c->compressed());
   EXPECT_EQ(c->held_bytes(), Reference(pod.doc(), 3));
   EXPECT_EQ(c->json().get(), &c->held_bytes());
@@ -281,7 +296,8 @@ TEST(CachedObjectTest, SmallObjectsAreHeldAsTheirJson) {
 
 TEST(CachedObjectTest, DecompressedJsonIsSharedWhileHeldAndMadeAgainAfter) {
   json::object doc = Padded(Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d"}})"));
-  auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", api::Object(doc), 5);
+  auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/web", api::Object(doc), 5,
+                                    Holding::kInCache);
   ASSERT_TRUE(c->compressed());
   std::shared_ptr<const std::string> first = c->json();
   std::shared_ptr<const std::string> second = c->json();

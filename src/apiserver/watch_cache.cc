@@ -434,6 +434,20 @@ void WatchCache::DispatchLocked(const WatchEventPtr& ev,
   }
 }
 
+void WatchCache::KeepJsonAtHandLocked(const CachedObject& obj) {
+  if (options_.recent_json == 0 || !obj.compressed()) return;
+  // Only what is at hand: the writer's spliced bytes (PendingWrite::Entry). A version built from
+  // the store's event is not decompressed for this.
+  std::shared_ptr<const std::string> json = obj.JsonIfAtHand();
+  if (json == nullptr) return;
+  if (recent_json_.size() < options_.recent_json) {
+    recent_json_.push_back(std::move(json));
+    return;
+  }
+  recent_json_[recent_next_] = std::move(json);
+  recent_next_ = (recent_next_ + 1) % recent_json_.size();
+}
+
 void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision revision) {
   std::vector<std::function<void()>> wakes;
   // Build entries outside the lock: parsing and encoding is the expensive part.
@@ -447,7 +461,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
   for (const store::Event& e : events) {
     CachedObjectPtr prev;
     if (!options_.keep_objects && e.prev_kv) {
-      auto p = CachedObject::FromKeyValue(*info_, *e.prev_kv);
+      auto p = CachedObject::FromKeyValue(*info_, *e.prev_kv, Holding::kInCache);
       if (p.ok()) prev = std::move(*p);
     }
     if (!options_.keep_objects && e.type != store::Event::Type::kPut) {
@@ -459,7 +473,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
         changes.push_back({&e, std::move(offered), std::move(prev)});
         continue;
       }
-      auto obj = CachedObject::FromKeyValue(*info_, *e.kv);
+      auto obj = CachedObject::FromKeyValue(*info_, *e.kv, Holding::kInCache);
       if (!obj.ok()) {
         spdlog::error("watch cache {}: {}", info_->storage_prefix, obj.status().ToString());
         continue;
@@ -474,6 +488,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
   {
     std::lock_guard lock(mu_);
     for (Change& c : changes) {
+      if (c.obj) KeepJsonAtHandLocked(*c.obj);
       if (!options_.keep_objects) {
         WatchEventPtr ev;
         if (c.obj) {
@@ -604,7 +619,9 @@ WatchCache* Cacher::AddResource(std::shared_ptr<const api::ResourceInfo> info) {
     std::vector<CachedObjectPtr> objects;
     if (auto resp = kv_->Range(req); resp.ok()) {
       for (const auto& kv : resp->kvs) {
-        if (auto o = CachedObject::FromKeyValue(*info, *kv); o.ok()) objects.push_back(*o);
+        if (auto o = CachedObject::FromKeyValue(*info, *kv, Holding::kInCache); o.ok()) {
+          objects.push_back(*o);
+        }
       }
     } else {
       spdlog::error("watch cache: loading {}: {}", info->storage_prefix, resp.status().ToString());
@@ -669,7 +686,7 @@ util::Status Cacher::LoadAllLocked(store::Revision* revision) {
   for (const auto& kv : resp->kvs) {
     WatchCache* cache = CacheForKeyLocked(kv->key);
     if (!cache || !cache->keeps_objects()) continue;
-    auto obj = CachedObject::FromKeyValue(cache->info(), *kv);
+    auto obj = CachedObject::FromKeyValue(cache->info(), *kv, Holding::kInCache);
     if (!obj.ok()) return obj.status();
     by_cache[cache].push_back(std::move(*obj));
   }

@@ -237,6 +237,38 @@ TEST_F(WatchCacheTest, AnOfferedWriteBecomesTheCacheEntryItself) {
   EXPECT_EQ(json::serialize(entry->LabelsObject()), R"({"app":"db"})");
 }
 
+// The JSON of the newest writes stays at hand after their writers are gone (the writes that
+// follow read it without decompressing), for as many versions as recent_json says.
+TEST(WatchCacheRecentJsonTest, TheNewestWritesKeepTheirJsonAtHand) {
+  WatchCache cache(ConfigMapsInfo(), {.watcher_buffer = 100, .recent_json = 2});
+  std::string data;
+  for (int i = 0; i < 40; ++i) data += "line " + std::to_string(i) + " of a compressible value\n";
+  auto write = [&](const std::string& name, store::Revision rev) -> CachedObjectPtr {
+    json::object doc = json::parse(Json(name, "db")).as_object();
+    doc["data"] = json::object{{"text", data}};
+    api::Object obj(doc);
+    auto w = std::make_shared<PendingWrite>(
+        ConfigMapsInfo(), "/registry/configmaps/default/" + name, obj, EncodeObject(obj.doc()));
+    cache.Offer(w);
+    cache.Apply({PutValue(name, w->json(), rev, rev)}, rev);
+    CachedObjectPtr entry = w->Entry(rev);
+    EXPECT_TRUE(entry->compressed());
+    return entry;  // the write is gone
+  };
+  CachedObjectPtr a = write("a", 2);
+  CachedObjectPtr b = write("b", 3);
+  ASSERT_NE(a->JsonIfAtHand(), nullptr);
+  ASSERT_NE(b->JsonIfAtHand(), nullptr);
+  EXPECT_EQ(*a->JsonIfAtHand(), *a->json());
+  CachedObjectPtr c = write("c", 4);  // the ring holds two: a's JSON is let go
+  EXPECT_EQ(a->JsonIfAtHand(), nullptr);
+  EXPECT_NE(b->JsonIfAtHand(), nullptr);
+  EXPECT_NE(c->JsonIfAtHand(), nullptr);
+  // Decompressed on demand, then no longer held.
+  EXPECT_EQ(json::parse(*a->json()).at("metadata").at("resourceVersion"), "2");
+  EXPECT_EQ(a->JsonIfAtHand(), nullptr);
+}
+
 TEST_F(WatchCacheTest, OffersOfOtherBytesOrWithdrawnAreNotTaken) {
   History(1);
   std::shared_ptr<PendingWrite> lost, withdrawn;
