@@ -18,7 +18,7 @@ FilterStatus FilterNodeUnschedulable(const PodInfo& pod, const NodeInfo& node) {
   if (!node.node->unschedulable) return {};
   static const Taint kUnschedulableTaint{std::string(kTaintNodeUnschedulable), "",
                                          std::string(kEffectNoSchedule)};
-  if (TolerationsTolerateTaint(pod.tolerations, kUnschedulableTaint)) return {};
+  if (TolerationsTolerateTaint(*pod.tolerations, kUnschedulableTaint)) return {};
   return Reject(Code::kUnschedulableAndUnresolvable, kNodeUnschedulable,
                 std::string(kErrReasonUnschedulable));
 }
@@ -29,7 +29,7 @@ FilterStatus FilterNodeName(const PodInfo& pod, const NodeInfo& node) {
 }
 
 FilterStatus FilterTaintToleration(const PodInfo& pod, const NodeInfo& node) {
-  const Taint* taint = FindUntoleratedScheduleTaint(node.node->taints, pod.tolerations);
+  const Taint* taint = FindUntoleratedScheduleTaint(node.node->taints, *pod.tolerations);
   if (!taint) return {};
   return Reject(Code::kUnschedulableAndUnresolvable, kTaintToleration,
                 "node(s) had untolerated taint {" + taint->key + ": " + taint->value + "}");

@@ -26,7 +26,7 @@ PodInfoPtr NewPodInfo(api::ObjectPtr pod) {
   info->required_affinity = ParseRequiredNodeAffinity(spec);
   info->preferred_affinity = ParsePreferredSchedulingTerms(api::FindArray(
       spec, {"affinity", "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution"}));
-  info->tolerations = ParseTolerations(api::FindArray(spec, {"tolerations"}));
+  info->tolerations = SharedTolerations(api::FindArray(spec, {"tolerations"}));
   info->pod = std::move(pod);
   return info;
 }

@@ -35,7 +35,8 @@ struct PodInfo {
 
   RequiredNodeAffinity required_affinity;
   std::vector<PreferredSchedulingTerm> preferred_affinity;
-  std::vector<Toleration> tolerations;
+  // Never null; shared by every pod with the same ones (SharedTolerations).
+  TolerationsPtr tolerations = SharedTolerations(nullptr);
 };
 
 using PodInfoPtr = std::shared_ptr<const PodInfo>;

@@ -43,7 +43,7 @@ int64_t ScoreTaintToleration(const PodInfo& pod, const NodeInfo& node) {
   for (const Taint& taint : node.node->taints) {
     if (taint.effect != kEffectPreferNoSchedule) continue;
     bool tolerated = false;
-    for (const Toleration& t : pod.tolerations) {
+    for (const Toleration& t : *pod.tolerations) {
       // Only tolerations that can apply to PreferNoSchedule count (empty effect or that one).
       if ((t.effect.empty() || t.effect == kEffectPreferNoSchedule) && t.ToleratesTaint(taint)) {
         tolerated = true;

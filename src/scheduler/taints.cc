@@ -1,5 +1,10 @@
 #include "scheduler/taints.h"
 
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
 #include "api/object.h"
 
 namespace converge::scheduler {
@@ -44,6 +49,27 @@ std::vector<Toleration> ParseTolerations(const json::array* tolerations) {
     out.push_back(std::move(tol));
   }
   return out;
+}
+
+TolerationsPtr SharedTolerations(const json::array* tolerations) {
+  static const TolerationsPtr kNone = std::make_shared<const std::vector<Toleration>>();
+  if (tolerations == nullptr || tolerations->empty()) return kNone;
+  // Keyed by the array's JSON: equal text, equal list. Entries nobody holds any more are dropped
+  // whenever the table has doubled since the last sweep.
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::weak_ptr<const std::vector<Toleration>>> shared;
+  static size_t sweep_at = 64;
+  std::string key = json::serialize(*tolerations);
+  std::lock_guard lock(mu);
+  std::weak_ptr<const std::vector<Toleration>>& slot = shared[key];
+  if (TolerationsPtr held = slot.lock()) return held;
+  auto parsed = std::make_shared<const std::vector<Toleration>>(ParseTolerations(tolerations));
+  slot = parsed;
+  if (shared.size() >= sweep_at) {
+    std::erase_if(shared, [](const auto& kv) { return kv.second.expired(); });
+    sweep_at = std::max<size_t>(64, 2 * shared.size());
+  }
+  return parsed;
 }
 
 bool TolerationsTolerateTaint(const std::vector<Toleration>& tolerations, const Taint& taint) {

@@ -51,5 +51,39 @@ TEST(TaintsTest, ParsesTolerationSeconds) {
   EXPECT_EQ(t[0].op, "Exists");
 }
 
+// Every pod carries the two default tolerations: they share one parsed list while any pod holds it.
+TEST(TaintsTest, PodsWithTheSameTolerationsShareOneList) {
+  auto defaults = [] {
+    return boost::json::parse(
+               R"([{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute",)"
+               R"("tolerationSeconds":300},{"key":"node.kubernetes.io/unreachable",)"
+               R"("operator":"Exists","effect":"NoExecute","tolerationSeconds":300}])")
+        .as_array();
+  };
+  const boost::json::array a = defaults(), b = defaults();
+  TolerationsPtr first = SharedTolerations(&a);
+  TolerationsPtr second = SharedTolerations(&b);
+  EXPECT_EQ(first.get(), second.get());
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[1].key, "node.kubernetes.io/unreachable");
+  EXPECT_EQ((*first)[1].toleration_seconds, 300);
+  // Other tolerations get a list of their own, with what ParseTolerations gives.
+  boost::json::array other = defaults();
+  other[0].as_object()["tolerationSeconds"] = 60;
+  TolerationsPtr third = SharedTolerations(&other);
+  EXPECT_NE(third.get(), first.get());
+  EXPECT_EQ((*third)[0].toleration_seconds, 60);
+  EXPECT_EQ((*third)[0].key, ParseTolerations(&other)[0].key);
+  // None: an empty list, never null.
+  boost::json::array none;
+  ASSERT_NE(SharedTolerations(nullptr), nullptr);
+  EXPECT_TRUE(SharedTolerations(&none)->empty());
+  // Once nobody holds a list, a later pod parses it anew (nothing is kept for good).
+  const std::weak_ptr<const std::vector<Toleration>> gone = third;
+  third.reset();
+  EXPECT_TRUE(gone.expired());
+  EXPECT_EQ((*SharedTolerations(&other))[0].toleration_seconds, 60);
+}
+
 }  // namespace
 }  // namespace converge::scheduler
