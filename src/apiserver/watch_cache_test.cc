@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -180,6 +182,55 @@ TEST(CacherHistoryTest, TheTickerDropsEventsOlderThanTheWindow) {
   EXPECT_FALSE(cache->Watch({}, {.from_revision = last - 3}, 100).ok());  // 410: relist
   EXPECT_TRUE(cache->Watch({}, {.from_revision = last - 2}, 100).ok());
   cacher.Stop();
+}
+
+// A start-up over more objects than BuildEntries builds on one thread (2,000): every stored object
+// becomes its own entry, in key order, whichever thread built it; a damaged one fails the start.
+TEST(CacherLoadTest, AStartOverManyObjectsBuildsEveryEntryOnce) {
+  constexpr int kObjects = 2500;
+  auto name = [](int i) {
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "cm-%05d", i);
+    return std::string(buf);
+  };
+  // Every tenth one large enough to be held compressed.
+  std::string padding(400, 'x');
+  auto value = [&](int i) {
+    json::object doc = json::parse(Json(name(i), "app-" + std::to_string(i))).as_object();
+    if (i % 10 == 0) doc["data"] = json::object{{"text", padding}};
+    return json::serialize(doc);
+  };
+  for (bool damaged : {false, true}) {
+    SCOPED_TRACE(damaged ? "one damaged object" : "all sound");
+    store::TempDir dir;
+    auto kv = store::OpenEmbeddedStore(store::TestStoreOptions(dir.path()));
+    ASSERT_TRUE(kv.ok()) << kv.status().message();
+    for (int i = 0; i < kObjects; ++i) {
+      const bool bad = damaged && i == kObjects - 7;  // in the last thread's slice
+      auto put = (*kv)->Put({.key = "/registry/configmaps/default/" + name(i),
+                             .value = bad ? std::string("{not json") : value(i)});
+      ASSERT_TRUE(put.ok());
+    }
+    Cacher cacher(kv->get(), CacherOptions{});
+    WatchCache* cache = cacher.AddResource(ConfigMapsInfo());
+    util::Status started = cacher.Start();
+    if (damaged) {
+      EXPECT_EQ(started.code(), util::Code::kDataLoss) << started.ToString();
+      continue;
+    }
+    ASSERT_TRUE(started.ok()) << started.ToString();
+    WatchCache::ListResult all = cache->List({});
+    ASSERT_EQ(all.items.size(), size_t{kObjects});
+    for (int i = 0; i < kObjects; ++i) {
+      const CachedObject& o = *all.items[i];
+      ASSERT_EQ(o.name(), name(i));
+      EXPECT_EQ(o.compressed(), i % 10 == 0) << o.name();
+      json::value got = json::parse(*o.json());
+      EXPECT_EQ(got.at("metadata").at("labels").at("app").as_string(), "app-" + std::to_string(i));
+      EXPECT_EQ(got.at("metadata").at("resourceVersion").as_string(), std::to_string(o.revision));
+    }
+    cacher.Stop();
+  }
 }
 
 TEST_F(WatchCacheTest, EveryWatcherGetsTheSameEncodedBytes) {
