@@ -405,6 +405,10 @@ class Comparer {
       if (r != nullptr && r->is_null()) r = nullptr;
     }
     if (l == nullptr && r == nullptr) return;
+    // Equal containers hold no change: every leaf below would compare equal, so the walk (a path
+    // element, a schema lookup and a comparison per member) is skipped. Most of an update is
+    // such subtrees: a status write leaves spec and metadata as they were.
+    if (l != nullptr && r != nullptr && l->is_structured() && (l == r || JsonEqual(*l, *r))) return;
     Shape shape = ShapeOf(t, l, r, depth);
     if (shape != Shape::kLeaf && IsEmptyContainer(l) && IsEmptyContainer(r)) {
       shape = Shape::kLeaf;  // upstream's emptyPromoteToLeaf: keeps {} vs absent visible
