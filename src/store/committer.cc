@@ -76,7 +76,7 @@ util::Status Committer::Fatal() {
 }
 
 void Committer::Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes,
-                       std::vector<std::string> frames) {
+                       ValueFrames frames) {
   util::Status reject;
   bool notify = false;
   {
@@ -100,7 +100,7 @@ void Committer::Submit(TxnRequest req, KV::TxnCallback done, util::Status preche
 }
 
 util::StatusOr<TxnResponse> Committer::Run(TxnRequest req, util::Status precheck, size_t bytes,
-                                           std::vector<std::string> frames) {
+                                           ValueFrames frames) {
   util::StatusOr<TxnResponse> result = util::Unavailable("store: closed");
   if (log_.wal != nullptr) {
     bool lead = false;

@@ -60,6 +60,7 @@
 
 #include "store/applier.h"
 #include "store/backend.h"
+#include "store/group_writer.h"
 #include "store/index.h"
 #include "store/kv.h"
 #include "store/log_tail.h"
@@ -106,11 +107,11 @@ class Committer {
   // without applying anything. `bytes` is its size for the group limit. `frames` is
   // CompressPutValues(req) (group_writer.h), or empty for the writer to compress the values.
   void Submit(TxnRequest req, KV::TxnCallback done, util::Status precheck, size_t bytes,
-              std::vector<std::string> frames = {});
+              ValueFrames frames = {});
   // The same, waiting for the outcome; in log mode commits on the calling thread when the
   // writer is idle.
   util::StatusOr<TxnResponse> Run(TxnRequest req, util::Status precheck, size_t bytes,
-                                  std::vector<std::string> frames = {});
+                                  ValueFrames frames = {});
 
   // Maintenance for compaction: deletes records and writes meta values in one LMDB commit
   // (after every group logged before it), and returns once that commit is durable.
@@ -141,7 +142,7 @@ class Committer {
     KV::TxnCallback done;
     util::Status precheck;
     size_t bytes = 0;
-    std::vector<std::string> frames;  // CompressPutValues(req), or empty
+    ValueFrames frames;  // CompressPutValues(req), or empty
   };
   struct Maintenance {
     std::vector<RevisionPair> deletes;

@@ -332,7 +332,7 @@ util::StatusOr<TxnResponse> EmbeddedStore::Txn(TxnRequest req) {
 util::StatusOr<TxnResponse> EmbeddedStore::WriteTxn(TxnRequest req) {
   size_t bytes = 0;
   util::Status precheck = ValidateTxn(req, options_.max_request_bytes, &bytes);
-  std::vector<std::string> frames;
+  ValueFrames frames;
   if (precheck.ok()) frames = CompressPutValues(req);
   return committer_->Run(std::move(req), std::move(precheck), bytes, std::move(frames));
 }
@@ -340,7 +340,7 @@ util::StatusOr<TxnResponse> EmbeddedStore::WriteTxn(TxnRequest req) {
 void EmbeddedStore::TxnAsync(TxnRequest req, TxnCallback done) {
   size_t bytes = 0;
   util::Status precheck = ValidateTxn(req, options_.max_request_bytes, &bytes);
-  std::vector<std::string> frames;
+  ValueFrames frames;
   if (precheck.ok()) frames = CompressPutValues(req);
   committer_->Submit(std::move(req), std::move(done), std::move(precheck), bytes,
                      std::move(frames));

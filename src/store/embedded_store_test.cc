@@ -391,21 +391,29 @@ TEST_F(EmbeddedStoreTest, AWritersFrameIsKeptWhenItsLengthIsTheValues) {
   txn.success.push_back(PutRequest{
       .key = "b", .value = value, .compressed_value = std::make_shared<std::string>(other_frame)});
   txn.success.push_back(PutRequest{.key = "c", .value = value});
-  const std::vector<std::string> frames = CompressPutValues(txn);
-  ASSERT_EQ(frames.size(), 3u);
-  EXPECT_EQ(frames[0], strong);
-  EXPECT_EQ(frames[1], frame);  // not the value's length: compressed here instead
-  EXPECT_EQ(frames[2], frame);
+  txn.success.push_back(PutRequest{.key = "d", .value = "too short to pay"});
+  const ValueFrames frames = CompressPutValues(txn);
+  ASSERT_EQ(frames.size(), 4u);
+  ASSERT_NE(frames[0], nullptr);
+  EXPECT_EQ(frames[0], std::get<PutRequest>(txn.success[0]).compressed_value)
+      << "the writer's frame is shared, not copied";
+  ASSERT_NE(frames[1], nullptr);
+  EXPECT_EQ(*frames[1], frame);  // not the value's length: compressed here instead
+  ASSERT_NE(frames[2], nullptr);
+  EXPECT_EQ(*frames[2], frame);
+  EXPECT_EQ(frames[3], nullptr);  // stored as it is
 
   // Stored and read back, through the log and after it reached LMDB.
   Open();
   auto put = store_->Txn(std::move(txn));
   ASSERT_TRUE(put.ok()) << put.status().ToString();
   for (int pass = 0; pass < 2; ++pass) {
-    auto all = store_->Range(RangeRequest{.key = "a", .range_end = "d"});
+    auto all = store_->Range(RangeRequest{.key = "a", .range_end = "e"});
     ASSERT_TRUE(all.ok()) << all.status().ToString();
-    ASSERT_EQ(all->kvs.size(), 3u);
-    for (const KeyValuePtr& kv : all->kvs) EXPECT_EQ(kv->value, value) << kv->key;
+    ASSERT_EQ(all->kvs.size(), 4u);
+    for (const KeyValuePtr& kv : all->kvs) {
+      EXPECT_EQ(kv->value, kv->key == "d" ? "too short to pay" : value) << kv->key;
+    }
     Open();
   }
 }

@@ -54,27 +54,28 @@ util::Status GroupWriter::CheckRangeRevision(const RangeRequest& req) const {
   return util::Status::Ok();
 }
 
-std::vector<std::string> CompressPutValues(const TxnRequest& req) {
-  std::vector<std::string> frames;
+ValueFrames CompressPutValues(const TxnRequest& req) {
+  ValueFrames frames;
   for (const std::vector<RequestOp>* ops : {&req.success, &req.failure}) {
     for (const RequestOp& op : *ops) {
       const auto* p = std::get_if<PutRequest>(&op);
       if (p == nullptr) continue;
-      frames.emplace_back();
       // The caller's frame, if it says it holds this value (a cheap check: its length).
       if (p->compressed_value != nullptr &&
           CompressedValueSize(*p->compressed_value) == p->value.size()) {
-        frames.back() = *p->compressed_value;
-      } else if (!CompressValue(p->value, &frames.back())) {
-        frames.back().clear();
+        frames.push_back(p->compressed_value);
+        continue;
       }
+      std::string frame;
+      frames.push_back(CompressValue(p->value, &frame)
+                           ? std::make_shared<const std::string>(std::move(frame))
+                           : nullptr);
     }
   }
   return frames;
 }
 
-util::StatusOr<TxnResponse> GroupWriter::Apply(TxnRequest& req,
-                                               const std::vector<std::string>& frames) {
+util::StatusOr<TxnResponse> GroupWriter::Apply(TxnRequest& req, const ValueFrames& frames) {
   OverlayView view(this);
   bool succeeded = true;
   for (const Compare& c : req.compare) {
@@ -110,7 +111,11 @@ util::StatusOr<TxnResponse> GroupWriter::Apply(TxnRequest& req,
       resp.responses.emplace_back(std::move(rr));
     } else if (auto* p = std::get_if<PutRequest>(&op)) {
       PutResponse pr;
-      const std::string* frame = frame_at < frames.size() ? &frames[frame_at] : nullptr;
+      static const std::string kStoredAsItIs;
+      const std::string* frame = nullptr;
+      if (frame_at < frames.size()) {
+        frame = frames[frame_at] != nullptr ? frames[frame_at].get() : &kStoredAsItIs;
+      }
       ++frame_at;
       CONVERGE_RETURN_IF_ERROR(Put(*p, frame, rev, &sub, &pr, events.get()));
       resp.responses.emplace_back(std::move(pr));

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -25,12 +26,16 @@
 
 namespace converge::store {
 
-// The stored form of every put's value in `req`, the success branch's puts first, then the
-// failure branch's: CompressValue's frame, or empty where compression does not pay (the value is
-// stored as it is). A put's compressed_value is taken as it is when its declared length is the
-// value's. Writers call it on their own threads before queueing the transaction, so that the
-// committer, the store's one writing thread, does not compress.
-std::vector<std::string> CompressPutValues(const TxnRequest& req);
+// The stored form of every put's value in a transaction, the success branch's puts first, then
+// the failure branch's: a zstd frame, or null where compression does not pay (the value is stored
+// as it is). An empty list: not compressed yet.
+using ValueFrames = std::vector<std::shared_ptr<const std::string>>;
+
+// The ValueFrames of `req`: CompressValue's frame for each put, or a put's compressed_value,
+// shared as it is, when its declared length is the value's. Writers call it on their own threads
+// before queueing the transaction, so that the committer, the store's one writing thread, does
+// not compress.
+ValueFrames CompressPutValues(const TxnRequest& req);
 
 class GroupWriter {
  public:
@@ -43,7 +48,7 @@ class GroupWriter {
   // CompressPutValues(req), or empty: the values are then compressed here. A range at a
   // compacted or future revision fails the transaction before it writes anything; any other
   // error (a record that cannot be read) leaves the group unusable (the committer fails it).
-  util::StatusOr<TxnResponse> Apply(TxnRequest& req, const std::vector<std::string>& frames = {});
+  util::StatusOr<TxnResponse> Apply(TxnRequest& req, const ValueFrames& frames = {});
 
   Revision latest() const { return latest_; }
   // True once any record was added.
@@ -60,7 +65,7 @@ class GroupWriter {
   };
   class OverlayView;
 
-  // `frame`: the value's CompressPutValues entry, or null to compress here.
+  // `frame`: the value's frame, "" to store it as it is, or null to compress here.
   util::Status Put(PutRequest& put, const std::string* frame, Revision rev, int64_t* sub,
                    PutResponse* resp, RevisionEvents* events);
   util::Status Delete(const DeleteRangeRequest& del, Revision rev, int64_t* sub,
