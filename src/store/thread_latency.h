@@ -6,8 +6,8 @@
 // instead of waiting out the neighbour's slice. Measured on this project's 2-vCPU build machine
 // with both CPUs saturated: fdatasync() returned after 4.0 ms (one scheduler tick) with the
 // default slice and after 0.08 ms with a 100 us slice. The committer (which waits for every
-// fdatasync) and the watch notifier call it; older kernels ignore or reject the request, which
-// is harmless.
+// fdatasync), the syncer and the applier call it; older kernels ignore or reject the request,
+// which is harmless.
 //
 // Thread-safety: affects only the calling thread.
 #pragma once

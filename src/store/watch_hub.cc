@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "store/revision.h"
-#include "store/thread_latency.h"
 #include "util/thread_name.h"
 
 namespace converge::store {
@@ -202,21 +201,23 @@ WatchHub::~WatchHub() {
 
 void WatchHub::Start(Revision notified) {
   notified_.store(notified, std::memory_order_release);
-  notifier_ = std::thread([this] {
-    util::SetThreadName("store-notify");
-    RequestShortSchedulerSlice();  // on the path from commit to every watcher
-    NotifierLoop();
-  });
+  if (options_.progress_interval.count() > 0) {
+    progress_ = std::thread([this] {
+      util::SetThreadName("store-progress");
+      ProgressLoop();
+    });
+  }
 }
 
 void WatchHub::Stop() {
   {
-    std::lock_guard lock(queue_mu_);
+    std::lock_guard lock(progress_mu_);
     stopping_ = true;
   }
-  queue_cv_.notify_all();
-  if (notifier_.joinable()) notifier_.join();  // delivers what was queued first
+  progress_cv_.notify_all();
+  if (progress_.joinable()) progress_.join();
   {
+    // Publish delivers everything before this point (it holds mu_ while it does).
     std::lock_guard lock(mu_);
     stopped_ = true;
     auto close = [](Group& g) {
@@ -232,12 +233,50 @@ void WatchHub::Stop() {
 }
 
 void WatchHub::Publish(Revision last, std::vector<RevisionEventsPtr> revisions) {
-  {
-    std::lock_guard lock(queue_mu_);
-    if (stopping_) return;
-    queue_.push_back(Batch{last, std::move(revisions)});
+  std::lock_guard lock(mu_);
+  if (stopped_) return;
+  std::unordered_map<Group*, std::vector<Group::LogEntry>> pending;
+  for (const RevisionEventsPtr& rev : revisions) {
+    if (!single_groups_.empty()) {
+      for (const Event& e : rev->events) {
+        auto it = single_groups_.find(e.kv->key);
+        if (it == single_groups_.end()) continue;
+        pending[it->second.get()].push_back(
+            Group::LogEntry{rev->revision, std::make_shared<const std::vector<Event>>(1, e), 0});
+      }
+    }
+    for (auto& [range, g] : range_groups_) {
+      size_t matches = 0;
+      for (const Event& e : rev->events) matches += KeyInRange(e.kv->key, g->key, g->end);
+      if (matches == 0) continue;
+      std::shared_ptr<const std::vector<Event>> events;
+      if (matches == rev->events.size()) {
+        events = std::shared_ptr<const std::vector<Event>>(rev, &rev->events);  // aliasing
+      } else {
+        auto filtered = std::make_shared<std::vector<Event>>();
+        filtered->reserve(matches);
+        for (const Event& e : rev->events) {
+          if (KeyInRange(e.kv->key, g->key, g->end)) filtered->push_back(e);
+        }
+        events = std::move(filtered);
+      }
+      pending[g.get()].push_back(Group::LogEntry{rev->revision, std::move(events), 0});
+    }
   }
-  queue_cv_.notify_one();
+  for (auto& [g, entries] : pending) {
+    {
+      std::lock_guard glock(g->mu);
+      uint64_t count = g->log.empty() ? g->trimmed_count : g->log.back().end_count;
+      for (Group::LogEntry& e : entries) {
+        count += e.events->size();
+        e.end_count = count;
+        g->log.push_back(std::move(e));
+      }
+      TrimLocked(*g);
+    }
+    g->cv.notify_all();
+  }
+  notified_.store(last, std::memory_order_release);
 }
 
 util::StatusOr<std::unique_ptr<WatchStream>> WatchHub::Watch(const WatchRequest& req,
@@ -353,78 +392,19 @@ util::StatusOr<HistorySource::Chunk> WatchHub::ReadHistory(const Watcher& w, Rev
                                options_.max_events_per_response);
 }
 
-void WatchHub::NotifierLoop() {
-  const bool progress = options_.progress_interval.count() > 0;
+void WatchHub::ProgressLoop() {
   util::Clock::TimePoint next_tick = clock_->Now() + options_.progress_interval;
-  while (true) {
-    std::deque<Batch> work;
-    bool stopping = false;
-    {
-      std::unique_lock lock(queue_mu_);
-      while (queue_.empty() && !stopping_) {
-        if (!progress) {
-          queue_cv_.wait(lock);
-        } else {
-          if (clock_->Now() >= next_tick) break;
-          clock_->WaitUntil(queue_cv_, lock, next_tick);
-        }
-      }
-      work.swap(queue_);
-      stopping = stopping_;
+  std::unique_lock lock(progress_mu_);
+  while (!stopping_) {
+    if (clock_->Now() < next_tick) {
+      clock_->WaitUntil(progress_cv_, lock, next_tick);
+      continue;
     }
-    for (const Batch& batch : work) Fanout(batch);
-    if (stopping) return;
-    if (progress && clock_->Now() >= next_tick) {
-      ProgressTick();
-      next_tick = clock_->Now() + options_.progress_interval;
-    }
+    lock.unlock();
+    ProgressTick();
+    lock.lock();
+    next_tick = clock_->Now() + options_.progress_interval;
   }
-}
-
-void WatchHub::Fanout(const Batch& batch) {
-  std::lock_guard lock(mu_);
-  std::unordered_map<Group*, std::vector<Group::LogEntry>> pending;
-  for (const RevisionEventsPtr& rev : batch.revisions) {
-    if (!single_groups_.empty()) {
-      for (const Event& e : rev->events) {
-        auto it = single_groups_.find(e.kv->key);
-        if (it == single_groups_.end()) continue;
-        pending[it->second.get()].push_back(
-            Group::LogEntry{rev->revision, std::make_shared<const std::vector<Event>>(1, e), 0});
-      }
-    }
-    for (auto& [range, g] : range_groups_) {
-      size_t matches = 0;
-      for (const Event& e : rev->events) matches += KeyInRange(e.kv->key, g->key, g->end);
-      if (matches == 0) continue;
-      std::shared_ptr<const std::vector<Event>> events;
-      if (matches == rev->events.size()) {
-        events = std::shared_ptr<const std::vector<Event>>(rev, &rev->events);  // aliasing
-      } else {
-        auto filtered = std::make_shared<std::vector<Event>>();
-        filtered->reserve(matches);
-        for (const Event& e : rev->events) {
-          if (KeyInRange(e.kv->key, g->key, g->end)) filtered->push_back(e);
-        }
-        events = std::move(filtered);
-      }
-      pending[g.get()].push_back(Group::LogEntry{rev->revision, std::move(events), 0});
-    }
-  }
-  for (auto& [g, entries] : pending) {
-    {
-      std::lock_guard glock(g->mu);
-      uint64_t count = g->log.empty() ? g->trimmed_count : g->log.back().end_count;
-      for (Group::LogEntry& e : entries) {
-        count += e.events->size();
-        e.end_count = count;
-        g->log.push_back(std::move(e));
-      }
-      TrimLocked(*g);
-    }
-    g->cv.notify_all();
-  }
-  notified_.store(batch.last, std::memory_order_release);
 }
 
 void WatchHub::TrimLocked(Group& g) {

@@ -5,10 +5,10 @@
 //     the watcher's next revision up to the hub's notified revision, a bounded chunk per call.
 //     Once nothing older than the notified revision is left, it joins a group.
 //   - Synced: watchers with the same (key, range_end) share a Group: an in-memory log of the
-//     revisions whose events match that range. The notifier thread appends each committed
-//     revision once per group (a single-key group is found by hash; each range group is
-//     checked once per event), then wakes the group. Entries share the committer's Event and
-//     KeyValue objects: fan-out copies pointers. A watcher's Next() copies the entries after
+//     revisions whose events match that range. Publish appends each committed revision once
+//     per group, on the publishing thread (a single-key group is found by hash; each range
+//     group is checked once per event), then wakes the group. Entries share the committer's Event
+//     and KeyValue objects: fan-out copies pointers. A watcher's Next() copies the entries after
 //     its cursor into a response.
 //
 // Guarantees (etcd's watch robustness properties): revisions strictly increase, no event twice,
@@ -16,8 +16,11 @@
 // any retained revision yields exactly what followed it, and a progress notification at R is
 // sent only after every matching event <= R was delivered.
 //
-// Writers never wait for watchers: Publish() only queues the batch for the notifier thread, and
-// the notifier never waits for a consumer beyond a short critical section. A group keeps at
+// Writers never wait for watchers: Publish() appends pointers to each matching group's log under
+// short critical sections and wakes its members; it never waits for a consumer to read. (It
+// used to queue the batch for a notifier thread, one more thread hand-off between a commit and
+// every watcher: PERFORMANCE, "Committed revisions fan out on the publishing thread".) A
+// group keeps at
 // most `watcher_buffer` undelivered events for its slowest member; when it must drop an entry a
 // member has not read, that member is cancelled with kCancelReasonSlow and resumes from the
 // revision after its last delivered one. Entries every member has read are dropped at once.
@@ -83,14 +86,16 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
   WatchHub(const WatchHub&) = delete;
   WatchHub& operator=(const WatchHub&) = delete;
 
-  // Starts the notifier thread; every revision <= `notified` is on disk and counts as delivered.
+  // Every revision <= `notified` is on disk and counts as delivered. Starts the thread of
+  // progress notifications (when progress_interval is set).
   void Start(Revision notified);
   // Delivers what was published, then closes every stream (Next() drains buffered events and
-  // then returns Unavailable), waits for in-flight history reads, and joins the notifier.
+  // then returns Unavailable), waits for in-flight history reads, and joins the progress thread.
   void Stop();
 
-  // Hands a committed, durable batch (ascending revisions, ending at `last`) to the notifier.
-  // Never blocks on a watcher.
+  // Delivers a committed, durable batch (ascending revisions, ending at `last`) to the groups
+  // on the calling thread; calls are in revision order (the committer publishes in order).
+  // Never blocks on a watcher; ignored once Stop() began.
   void Publish(Revision last, std::vector<RevisionEventsPtr> revisions);
 
   // A new watch. `current` is the published revision (start_revision 0 means current + 1);
@@ -107,14 +112,9 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
  private:
   class Watcher;
   struct Group;
-  struct Batch {
-    Revision last = 0;
-    std::vector<RevisionEventsPtr> revisions;
-  };
   enum class Join { kJoined, kNeedHistory, kStopped };
 
-  void NotifierLoop();
-  void Fanout(const Batch& batch);
+  void ProgressLoop();
   void ProgressTick();
   // Joins `w` to its group if nothing older than the notified revision is left for it; else
   // reports kNeedHistory with the revision to read up to in *to.
@@ -137,18 +137,17 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
   std::map<std::pair<std::string, std::string>, std::shared_ptr<Group>>
       range_groups_;      // guarded by mu_
   size_t watchers_ = 0;   // guarded by mu_
-  bool stopped_ = false;  // guarded by mu_
+  bool stopped_ = false;  // guarded by mu_; set when Stop() begins: Publish delivers no more
   // Written under mu_ after the groups were appended to; read without it.
   std::atomic<Revision> notified_{0};
 
   std::shared_mutex history_mu_;
   bool history_closed_ = false;  // guarded by history_mu_
 
-  std::mutex queue_mu_;
-  std::condition_variable_any queue_cv_;
-  std::deque<Batch> queue_;  // guarded by queue_mu_
-  bool stopping_ = false;    // guarded by queue_mu_
-  std::thread notifier_;
+  std::mutex progress_mu_;
+  std::condition_variable_any progress_cv_;
+  bool stopping_ = false;  // guarded by progress_mu_
+  std::thread progress_;
 };
 
 }  // namespace converge::store
