@@ -286,7 +286,15 @@ void CachedObject::SeedDecodedWithoutManagedFields(api::Object obj) const {
 void CachedObject::ReleaseSeed() const {
   std::shared_ptr<const api::Object> dropped;  // destroyed after the lock is released
   std::lock_guard lock(DecodedMutex(this));
+  // Remembered weakly: whoever else holds it (WatchCache's recent objects) keeps it for readers.
+  if (seed_ != nullptr) decoded_without_managed_fields_ = seed_;
   dropped = std::move(seed_);
+}
+
+api::ObjectPtr CachedObject::DecodedWithoutManagedFieldsIfAtHand() const {
+  std::lock_guard lock(DecodedMutex(this));
+  if (seed_ != nullptr) return seed_;
+  return decoded_without_managed_fields_.lock();
 }
 
 std::string CachedObject::FieldValue(const api::ResourceInfo& info, std::string_view field) const {

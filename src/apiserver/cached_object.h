@@ -24,9 +24,11 @@
 //
 // The writer's own object: a write that committed the version already holds it parsed, so it can
 // hand it over (SeedDecodedWithoutManagedFields) instead of a reader parsing the bytes again. The
-// cache holds such a seed strongly only until the first reader takes it or the version is
-// superseded (ReleaseSeed), and writers seed only while some in-process watcher decodes the
-// resource (WatchCache::SeedsDecodedObjects): a version nobody reads costs nothing.
+// entry holds such a seed strongly only until the first reader takes it or the version is
+// superseded (ReleaseSeed; the watch cache keeps the newest versions' parsed objects alive a
+// while longer for watchers that read later: WatchCacheOptions::recent_objects), and writers
+// seed only while some in-process watcher decodes the resource (WatchCache::SeedsDecodedObjects):
+// a version nobody reads costs nothing.
 //
 // Thread-safety: immutable once built (the memo behind Decoded is internally synchronized), so a
 // CachedObject is shared freely between the cache, its history, watchers and readers.
@@ -129,8 +131,13 @@ struct CachedObject {
   // object this version's bytes were encoded from (its managedFields and resourceVersion may be
   // anything: they are set here). A no-op if a reader already decoded this version.
   void SeedDecodedWithoutManagedFields(api::Object obj) const;
-  // Drops a seed no reader took (the version is superseded).
+  // Drops a seed no reader took (the version is superseded); it is remembered weakly, so a
+  // reader still gets it while someone else holds it.
   void ReleaseSeed() const;
+  // What DecodedWithoutManagedFields returns if it needs no parsing (the seed, or the object a
+  // reader holds), else null. DecodedWithoutManagedFields returns the same object for as long
+  // as the caller keeps it.
+  api::ObjectPtr DecodedWithoutManagedFieldsIfAtHand() const;
   // The value a field selector compares for `field`.
   std::string FieldValue(const api::ResourceInfo& info, std::string_view field) const;
   // The same object with resourceVersion `revision` (a DELETED event carries the last state at

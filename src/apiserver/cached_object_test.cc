@@ -441,13 +441,25 @@ TEST(CachedObjectTest, ASeedIsDroppedIfAReaderParsedFirstOrTheVersionIsSupersede
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(first->get(), second->get());
 
+  // Whoever holds the object at hand keeps it for later readers, after the seed is released.
   auto d = CachedObject::FromObject(Pods(), "/registry/pods/d/web", pod, 6);
+  EXPECT_EQ(d->DecodedWithoutManagedFieldsIfAtHand(), nullptr) << "no seed, no reader yet";
   d->SeedDecodedWithoutManagedFields(pod);
+  api::ObjectPtr at_hand = d->DecodedWithoutManagedFieldsIfAtHand();
+  ASSERT_NE(at_hand, nullptr);
   d->ReleaseSeed();
-  auto parsed = d->DecodedWithoutManagedFields();  // parsed from the bytes instead
+  auto late = d->DecodedWithoutManagedFields();
+  ASSERT_TRUE(late.ok());
+  EXPECT_EQ(late->get(), at_hand.get()) << "a later reader gets the writer's object, not a parse";
+  EXPECT_EQ((*late)->resource_version(), "6");
+  late->reset();
+  at_hand.reset();
+  EXPECT_EQ(d->DecodedWithoutManagedFieldsIfAtHand(), nullptr);
+  auto parsed = d->DecodedWithoutManagedFields();  // nobody holds it: parsed from the bytes
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ((*parsed)->resource_version(), "6");
   EXPECT_EQ(api::Find((*parsed)->doc(), {"metadata", "managedFields"}), nullptr);
+  EXPECT_EQ(d->DecodedWithoutManagedFieldsIfAtHand(), *parsed);
 }
 
 TEST(CachedObjectTest, ConcurrentDecodedCallsAgreeOnOneObject) {

@@ -449,6 +449,20 @@ void WatchCache::KeepJsonAtHandLocked(const CachedObject& obj) {
   recent_next_ = (recent_next_ + 1) % recent_json_.size();
 }
 
+void WatchCache::KeepObjectAtHandLocked(const CachedObject& obj,
+                                        std::vector<api::ObjectPtr>* dropped) {
+  if (options_.recent_objects == 0) return;
+  api::ObjectPtr parsed = obj.DecodedWithoutManagedFieldsIfAtHand();
+  if (parsed == nullptr) return;
+  if (recent_objects_.size() < options_.recent_objects) {
+    recent_objects_.push_back(std::move(parsed));
+    return;
+  }
+  std::swap(recent_objects_[recent_object_next_], parsed);
+  recent_object_next_ = (recent_object_next_ + 1) % recent_objects_.size();
+  dropped->push_back(std::move(parsed));
+}
+
 void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision revision) {
   std::vector<std::function<void()>> wakes;
   // Build entries outside the lock: parsing and encoding is the expensive part.
@@ -486,10 +500,14 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
   }
   SettleOffers(revision);
   const util::Clock::TimePoint now = options_.clock->Now();
+  std::vector<api::ObjectPtr> dropped;  // destroyed after the lock is released
   {
     std::lock_guard lock(mu_);
     for (Change& c : changes) {
-      if (c.obj) KeepJsonAtHandLocked(*c.obj);
+      if (c.obj) {
+        KeepJsonAtHandLocked(*c.obj);
+        KeepObjectAtHandLocked(*c.obj, &dropped);
+      }
       if (!options_.keep_objects) {
         WatchEventPtr ev;
         if (c.obj) {
@@ -516,7 +534,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
         if (!found) {
           InsertLocked(c.obj, it);
         } else {
-          prev->ReleaseSeed();  // superseded: a reader still behind parses it
+          prev->ReleaseSeed();  // superseded
           // The same key: the node is reused for the new version, at the same place.
           auto next = std::next(it);
           auto node = objects_.extract(it);

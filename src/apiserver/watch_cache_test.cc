@@ -320,6 +320,47 @@ TEST(WatchCacheRecentJsonTest, TheNewestWritesKeepTheirJsonAtHand) {
   EXPECT_EQ(a->JsonIfAtHand(), nullptr);
 }
 
+// The newest versions' parsed objects stay alive (recent_objects of them) for in-process
+// watchers that read them later than others: a reader that dropped it does not make the next
+// one parse it again.
+TEST(WatchCacheRecentObjectsTest, TheNewestVersionsKeepTheirParsedObjects) {
+  WatchCache cache(ConfigMapsInfo(), {.watcher_buffer = 100, .recent_objects = 3});
+  auto write = [&](const std::string& name, store::Revision rev) -> CachedObjectPtr {
+    api::Object obj(json::parse(Json(name, "db")).as_object());
+    auto w = std::make_shared<PendingWrite>(
+        ConfigMapsInfo(), "/registry/configmaps/default/" + name, obj, EncodeObject(obj.doc()));
+    w->KeepObjectForReaders(obj);  // the writer's object, handed over
+    cache.Offer(w);
+    cache.Apply({PutValue(name, w->json(), rev, rev)}, rev);
+    return w->Entry(rev);
+  };
+  auto read = [](const CachedObjectPtr& c) {
+    auto got = c->DecodedWithoutManagedFields();
+    EXPECT_TRUE(got.ok());
+    return std::weak_ptr<const api::Object>(got.ok() ? *got : nullptr);
+  };
+  CachedObjectPtr a = write("a", 2);
+  std::weak_ptr<const api::Object> first = read(a);  // a reader that looks and lets go
+  EXPECT_FALSE(first.expired());
+  EXPECT_EQ(read(a).lock(), first.lock()) << "the next reader gets the same object";
+  CachedObjectPtr b = write("b", 3);
+  write("a", 4);  // supersedes a2: its seed is released, the ring still holds it
+  EXPECT_FALSE(first.expired());
+  write("c", 5);  // the ring holds three: a2 leaves it
+  EXPECT_TRUE(first.expired());
+  EXPECT_FALSE(read(b).expired()) << "b3 is still in the ring";
+
+  // Without the ring, an object a reader let go is gone.
+  WatchCache none(ConfigMapsInfo(), {.watcher_buffer = 100, .recent_objects = 0});
+  api::Object obj(json::parse(Json("c", "db")).as_object());
+  auto w = std::make_shared<PendingWrite>(ConfigMapsInfo(), "/registry/configmaps/default/c", obj,
+                                          EncodeObject(obj.doc()));
+  w->KeepObjectForReaders(obj);
+  none.Offer(w);
+  none.Apply({PutValue("c", w->json(), 2, 2)}, 2);
+  EXPECT_TRUE(read(w->Entry(2)).expired());
+}
+
 TEST_F(WatchCacheTest, OffersOfOtherBytesOrWithdrawnAreNotTaken) {
   History(1);
   std::shared_ptr<PendingWrite> lost, withdrawn;
