@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <thread>
 
+#include "util/thread_name.h"
+
 namespace converge::apiserver {
 
 namespace json = boost::json;
@@ -779,8 +781,14 @@ util::Status Cacher::Start() {
     std::lock_guard lock(watch_mu_);
     watch_ = std::move(*w);
   }
-  thread_ = std::jthread([this](std::stop_token st) { Run(st); });
-  ticker_ = std::jthread([this](std::stop_token st) { RunTicker(st); });
+  thread_ = std::jthread([this](std::stop_token st) {
+    util::SetThreadName("watch-cache");
+    Run(st);
+  });
+  ticker_ = std::jthread([this](std::stop_token st) {
+    util::SetThreadName("watch-tick");
+    RunTicker(st);
+  });
   return util::Status();
 }
 

@@ -221,7 +221,8 @@ util::Status Kubelet::Run(std::stop_token stop) {
       named("kubelet-nodes", [this, t = heartbeat_stop.get_token()] { RunNodeWatch(t); }));
   std::jthread sync_thread(
       named("kubelet-sync", [this, t = sync_stop.get_token()] { SyncLoop(t); }));
-  std::jthread pod_watch_thread([this, t = pod_watch_stop.get_token()] { RunPodWatch(t); });
+  std::jthread pod_watch_thread(
+      named("kubelet-pods", [this, t = pod_watch_stop.get_token()] { RunPodWatch(t); }));
   spdlog::info("kubelet: running {} node(s) {}-{}..{}{}", configs_.size(), options_.node_prefix,
                options_.first_node_index, options_.first_node_index + options_.nodes - 1,
                port_ ? ", kubelet API on port " + std::to_string(port_.load()) : "");

@@ -358,6 +358,7 @@ void Scheduler::RunQueueFlushes(std::stop_token stop) {
 
 util::Status Scheduler::RunLeading(std::stop_token stop) {
   if (!options_.client) return util::InvalidArgument("the scheduler needs a RestClient to run");
+  util::SetThreadName("sched-loop");  // the scheduling loop runs on this thread
   std::jthread recorder_thread([this](std::stop_token st) { recorder_->Run(st); });
 
   client::SharedInformerOptions po;
