@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "testing/kubectl.h"
+#include "testing/process.h"
 #include "testing/server.h"
 
 namespace converge {
@@ -144,9 +145,11 @@ TEST_F(Http2Test, WatchStreamDeliversEventsAndIsReleasedWhenTheClientGoes) {
   argv.insert(argv.end(),
               {"-N", "-o", out,
                server_->kubeconfig().server + "/api/v1/namespaces/h2-watch/configmaps?watch=1"});
+  const pid_t parent = getpid();
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
+    testing::DieWithParent(parent);
     std::vector<char*> args;
     for (auto& a : argv) args.push_back(a.data());
     args.push_back(nullptr);

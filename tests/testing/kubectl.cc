@@ -10,6 +10,8 @@
 #include <memory>
 #include <thread>
 
+#include "testing/process.h"
+
 extern char** environ;
 
 namespace converge::testing {
@@ -61,8 +63,10 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::map<std::string, st
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    DieWithParent(parent);
     dup2(in_pipe[0], 0);
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,13 +15,21 @@
 
 namespace converge::testing {
 
+void DieWithParent(pid_t parent) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // The parent may have died before the request took effect.
+  if (::getppid() != parent) _exit(127);
+}
+
 bool Process::Start(const std::vector<std::string>& argv, const std::string& log_path) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) return false;
   if (pid == 0) {
+    DieWithParent(parent);
     int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
       dup2(fd, 1);

@@ -1,4 +1,7 @@
-// Child processes for tests: started with arguments, stopped by their own PID.
+// Child processes for tests: started with arguments, stopped by their own PID. They die with the
+// test (PR_SET_PDEATHSIG): a runner stopped by a signal (ctest's timeout, Ctrl-C) leaves no
+// server, etcd or kubectl behind. The signal follows the thread that started the child, so a
+// child must be started by a thread that outlives it (the test's own thread).
 #pragma once
 
 #include <sys/types.h>
@@ -7,6 +10,10 @@
 #include <vector>
 
 namespace converge::testing {
+
+// In a forked child before exec: SIGKILL when `parent` (the forking thread) ends; exits at once
+// if it already has.
+void DieWithParent(pid_t parent);
 
 class Process {
  public:
