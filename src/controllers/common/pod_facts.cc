@@ -47,6 +47,42 @@ bool IsPodAvailable(const PodFacts& pod, int64_t min_ready_seconds, util::Clock:
          *pod.ready_since + std::chrono::seconds(min_ready_seconds) < now;
 }
 
+PodFactsCache::Interned::Handle PodFactsCache::Interned::Acquire(std::string_view s) {
+  auto it = slots_.find(s);
+  if (it == slots_.end()) {
+    uint32_t id = next_id_;
+    if (!free_ids_.empty()) {
+      id = free_ids_.back();
+      free_ids_.pop_back();
+    } else {
+      ++next_id_;
+    }
+    it = slots_.emplace(std::string(s), Slot{.id = id, .refs = 0}).first;
+  }
+  ++it->second.refs;
+  return {.id = it->second.id, .text = it->first};
+}
+
+void PodFactsCache::Interned::Release(std::string_view s) {
+  auto it = slots_.find(s);
+  if (it == slots_.end() || --it->second.refs > 0) return;
+  free_ids_.push_back(it->second.id);
+  slots_.erase(it);
+}
+
+PodFactsCache::Entry PodFactsCache::InternLocked(const api::ObjectPtr& object, PodFacts facts) {
+  if (facts.controller_uid) facts.controller_uid = controllers_.Acquire(*facts.controller_uid).text;
+  Interned::Handle labels = label_sets_.Acquire(facts.label_key);
+  facts.label_id = labels.id;
+  facts.label_key = std::string();
+  return Entry{.object = object, .facts = std::move(facts), .label_key = labels.text};
+}
+
+void PodFactsCache::ReleaseLocked(const Entry& entry) {
+  if (entry.facts.controller_uid) controllers_.Release(*entry.facts.controller_uid);
+  label_sets_.Release(entry.label_key);
+}
+
 const PodFacts& PodFactsCache::Get(const api::ObjectPtr& pod) {
   {
     std::lock_guard lock(mu_);
@@ -59,7 +95,13 @@ const PodFacts& PodFactsCache::Get(const api::ObjectPtr& pod) {
   if (it != entries_.end() && SameObject(it->second.object, pod)) return it->second.facts;
   // Unordered_map nodes never move: the reference stays valid until this entry is erased, which
   // happens only once `pod` is gone (sweep) or replaced by a later object at the same address.
-  it = entries_.insert_or_assign(pod.get(), Entry{pod, std::move(facts)}).first;
+  Entry entry = InternLocked(pod, std::move(facts));
+  if (it != entries_.end()) {
+    ReleaseLocked(it->second);  // a dead object's entry at a reused address
+    it->second = std::move(entry);
+  } else {
+    it = entries_.emplace(pod.get(), std::move(entry)).first;
+  }
   const PodFacts& out = it->second.facts;
   MaybeSweepLocked();
   return out;
@@ -67,13 +109,35 @@ const PodFacts& PodFactsCache::Get(const api::ObjectPtr& pod) {
 
 void PodFactsCache::MaybeSweepLocked() {
   if (entries_.size() <= 2 * size_after_sweep_ + kSweepSlack) return;
-  std::erase_if(entries_, [](const auto& e) { return e.second.object.expired(); });
+  std::erase_if(entries_, [this](const auto& e) {
+    if (!e.second.object.expired()) return false;
+    ReleaseLocked(e.second);
+    return true;
+  });
   size_after_sweep_ = entries_.size();
 }
 
 size_t PodFactsCache::size() const {
   std::lock_guard lock(mu_);
   return entries_.size();
+}
+
+size_t PodFactsCache::distinct_controllers() const {
+  std::lock_guard lock(mu_);
+  return controllers_.size();
+}
+
+size_t PodFactsCache::distinct_label_sets() const {
+  std::lock_guard lock(mu_);
+  return label_sets_.size();
+}
+
+bool LabelMemo::Matches(const PodFacts& pod) {
+  if (pod.label_id == 0) return selector_.Matches(pod.labels);
+  if (pod.label_id >= by_id_.size()) by_id_.resize(pod.label_id + 1, -1);
+  int8_t& answer = by_id_[pod.label_id];
+  if (answer < 0) answer = selector_.Matches(pod.labels) ? 1 : 0;
+  return answer == 1;
 }
 
 }  // namespace converge::controllers

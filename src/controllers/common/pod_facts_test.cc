@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <new>
 #include <vector>
@@ -137,6 +138,71 @@ TEST(PodFactsCacheTest, SweepsEntriesOfDeadObjects) {
   // Swept whenever the memo doubled beyond its slack: far fewer entries than lookups.
   EXPECT_LT(cache.size(), 2500u);
   for (const api::ObjectPtr& pod : live) EXPECT_FALSE(cache.Get(pod).ready);
+}
+
+// Cached facts point at one copy of each controller uid and number each label set; both are
+// released with the last pod that holds them.
+TEST(PodFactsCacheTest, SharesControllerUidsAndNumbersLabelSets) {
+  PodFactsCache cache;
+  api::ObjectPtr a = MakePod({.name = "a", .owner = Controller("rs-1")});
+  api::ObjectPtr b = MakePod({.name = "b", .owner = Controller("rs-1")});
+  api::ObjectPtr c = MakePod({.name = "c", .labels = {{"app", "db"}}, .owner = Controller("rs-2")});
+  const PodFacts& fa = cache.Get(a);
+  const PodFacts& fb = cache.Get(b);
+  const PodFacts& fc = cache.Get(c);
+  ASSERT_TRUE(fa.controller_uid && fb.controller_uid && fc.controller_uid);
+  EXPECT_EQ(*fa.controller_uid, "rs-1");
+  EXPECT_EQ(*fc.controller_uid, "rs-2");
+  EXPECT_EQ(fa.controller_uid->data(), fb.controller_uid->data()) << "not one shared copy";
+  EXPECT_NE(fa.controller_uid->data(), ComputePodFacts(*a).controller_uid->data());
+  EXPECT_EQ(cache.distinct_controllers(), 2u);
+  EXPECT_NE(fa.label_id, 0u);
+  EXPECT_EQ(fa.label_id, fb.label_id);
+  EXPECT_NE(fa.label_id, fc.label_id);
+  EXPECT_TRUE(fa.label_key.empty());
+  EXPECT_EQ(cache.distinct_label_sets(), 2u);
+  EXPECT_EQ(fa.labels, a->labels());
+
+  // Thousands of short-lived pods, each with its own labels and controller: once swept, what
+  // they held is released, and the numbers of their label sets are handed out again.
+  for (int i = 0; i < 5000; ++i) {
+    std::string n = std::to_string(i);
+    cache.Get(
+        MakePod({.name = "gone-" + n, .labels = {{"i", n}}, .owner = Controller("rs-x" + n)}));
+  }
+  EXPECT_LT(cache.distinct_controllers(), 2500u);
+  EXPECT_LT(cache.distinct_label_sets(), 2500u);
+  EXPECT_EQ(cache.Get(a).label_id, cache.Get(b).label_id);
+  EXPECT_EQ(*cache.Get(a).controller_uid, "rs-1");
+  EXPECT_EQ(*cache.Get(c).controller_uid, "rs-2");
+  uint32_t max_id = 0;
+  for (int i = 0; i < 100; ++i) {
+    max_id = std::max(
+        max_id, cache.Get(MakePod({.name = "x", .labels = {{"y", std::to_string(i)}}})).label_id);
+  }
+  EXPECT_LT(max_id, 5000u) << "label set numbers are not reused";
+}
+
+// The memo asks the selector once per label set of cached facts (facts of the same set share the
+// answer even where their labels pointer differs), and once per pod for facts outside a cache.
+TEST(LabelMemoTest, AsksOncePerLabelSetOfCachedFacts) {
+  auto selector = api::LabelSelector::FromMap({{"app", "web"}});
+  PodFactsCache cache;
+  api::ObjectPtr web = MakePod({.name = "web"});
+  api::ObjectPtr db = MakePod({.name = "db", .labels = {{"app", "db"}}});
+  LabelMemo memo(selector);
+  EXPECT_TRUE(memo.Matches(cache.Get(web)));
+  EXPECT_FALSE(memo.Matches(cache.Get(db)));
+  // Facts numbered as web's but carrying db's labels: answered from the memo, not asked again.
+  PodFacts relabeled = cache.Get(web);
+  relabeled.labels = db->labels();
+  EXPECT_TRUE(memo.Matches(relabeled));
+  // Without a number, each pod is asked.
+  PodFacts uncached = ComputePodFacts(*db);
+  ASSERT_EQ(uncached.label_id, 0u);
+  EXPECT_FALSE(memo.Matches(uncached));
+  EXPECT_TRUE(memo.Matches(ComputePodFacts(*web)));
+  EXPECT_FALSE(memo.Matches(uncached));
 }
 
 }  // namespace

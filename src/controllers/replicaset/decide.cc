@@ -1,8 +1,6 @@
 #include "controllers/replicaset/decide.h"
 
 #include <algorithm>
-#include <string_view>
-#include <unordered_map>
 
 #include "api/labels.h"
 #include "controllers/common/active_pods.h"
@@ -61,12 +59,11 @@ json::object ReplicaSetStatus::ToJson() const {
 
 ReplicaSetStatus CalculateStatus(const api::Object& rs, const std::vector<api::ObjectPtr>& pods,
                                  const util::Status& manage_error, util::Clock::WallTime now) {
-  std::vector<PodFacts> facts;
+  PodFactsCache cache;  // numbers the label sets, so the selector is asked once per set
+  std::vector<const PodFacts*> facts;
   facts.reserve(pods.size());
-  for (const api::ObjectPtr& pod : pods) facts.push_back(ComputePodFacts(*pod));
-  std::vector<const PodFacts*> pointers;
-  for (const PodFacts& f : facts) pointers.push_back(&f);
-  return CalculateStatus(rs, pointers, manage_error, now);
+  for (const api::ObjectPtr& pod : pods) facts.push_back(&cache.Get(pod));
+  return CalculateStatus(rs, facts, manage_error, now);
 }
 
 ReplicaSetStatus CalculateStatus(const api::Object& rs, std::span<const PodFacts* const> pods,
@@ -82,11 +79,9 @@ ReplicaSetStatus CalculateStatus(const api::Object& rs, std::span<const PodFacts
   api::LabelSelector fully_labeled = api::LabelSelector::FromMap(template_labels);
   int64_t min_ready = MinReadySeconds(rs);
   int64_t labeled = 0, ready = 0, available = 0;
-  std::unordered_map<std::string_view, bool> labeled_by_key;
+  LabelMemo is_fully_labeled(fully_labeled);
   for (const PodFacts* pod : pods) {
-    auto [it, inserted] = labeled_by_key.try_emplace(pod->label_key, false);
-    if (inserted) it->second = fully_labeled.Matches(pod->labels);
-    if (it->second) ++labeled;
+    if (is_fully_labeled.Matches(*pod)) ++labeled;
     if (pod->ready) {
       ++ready;
       if (IsPodAvailable(*pod, min_ready, now)) ++available;

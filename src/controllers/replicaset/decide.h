@@ -75,8 +75,8 @@ struct ReplicaSetStatus {
 // FailedDelete when there are too many) if not already set; OK clears it.
 ReplicaSetStatus CalculateStatus(const api::Object& rs, const std::vector<api::ObjectPtr>& pods,
                                  const util::Status& manage_error, util::Clock::WallTime now);
-// The same over the pods' facts (ComputePodFacts of each pod, not null). The template-label
-// selector is evaluated once per distinct PodFacts::label_key.
+// The same over the pods' facts (not null). The template-label selector is evaluated once per
+// label set for a PodFactsCache's facts (LabelMemo), once per pod for others.
 ReplicaSetStatus CalculateStatus(const api::Object& rs, std::span<const PodFacts* const> pods,
                                  const util::Status& manage_error, util::Clock::WallTime now);
 

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <set>
 #include <string_view>
-#include <unordered_map>
 
 #include "api/labels.h"
 #include "client/api_errors.h"
@@ -273,49 +272,54 @@ client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key,
     return pods->PatchPod(pod.namespace_(), pod.name(), patch);
   };
   // Claiming, as ClaimObjects(claim, FilterActivePods(namespace_pods)) would, but reading each
-  // pod's facts from the memo: only adoptions and releases (rare) go through ClaimObjects.
-  std::vector<api::ObjectPtr> owned;
-  std::vector<const PodFacts*> owned_facts;  // valid while namespace_pods holds the pods
+  // pod's facts from the memo: only adoptions and releases (rare) go through ClaimObjects. The
+  // loop touches only the memo's entries and the shared uid and label-set answers; the owned pods
+  // are collected as positions and moved out of namespace_pods afterwards.
+  std::vector<size_t> owned_at;
+  std::vector<const PodFacts*> owned_facts;  // valid while the pods are held
   std::vector<api::ObjectPtr> to_claim;
-  // The selector is evaluated once per distinct set of labels (PodFacts::label_key).
-  std::unordered_map<std::string_view, bool> matches_by_labels;
+  LabelMemo selected(claim.selector);
   const ClaimController owner = ClaimController::Of(*rs);
-  for (const api::ObjectPtr& pod : namespace_pods) {
+  for (size_t i = 0; i < namespace_pods.size(); ++i) {
+    const api::ObjectPtr& pod = namespace_pods[i];
     const PodFacts& f = pod_facts_.Get(pod);
     if (!f.active) continue;
-    auto [match, inserted] = matches_by_labels.try_emplace(f.label_key, false);
-    if (inserted) match->second = claim.selector.Matches(f.labels);
     switch (DecideClaim(
         owner,
         {.object = pod.get(), .controller_uid = f.controller_uid, .being_deleted = f.being_deleted},
-        match->second)) {
+        selected.Matches(f))) {
       case ClaimAction::kIgnore: break;
       case ClaimAction::kOwned:
-        owned.push_back(pod);
+        owned_at.push_back(i);
         owned_facts.push_back(&f);
         break;
       case ClaimAction::kAdopt:
       case ClaimAction::kRelease: to_claim.push_back(pod); break;
     }
   }
+  std::vector<api::ObjectPtr> claimed;
   if (!to_claim.empty()) {
-    ClaimResult claimed = ClaimObjects(claim, to_claim);
-    if (!claimed.error.ok()) return client::ReconcileResult::Error(claimed.error);
-    for (api::ObjectPtr& pod : claimed.claimed) {
-      owned_facts.push_back(&pod_facts_.Get(pod));
-      owned.push_back(std::move(pod));
-    }
+    ClaimResult r = ClaimObjects(claim, to_claim);
+    if (!r.error.ok()) return client::ReconcileResult::Error(r.error);
+    claimed = std::move(r.claimed);
+    for (const api::ObjectPtr& pod : claimed) owned_facts.push_back(&pod_facts_.Get(pod));
   }
 
   // Sibling pods only rank deletions: computed only when there are pods to delete.
-  const bool too_many = static_cast<int64_t>(owned.size()) > SpecReplicas(*rs);
-  Snapshot snapshot{
-      .rs = rs,
-      .pods = std::move(owned),
-      .related_pods = too_many ? RelatedPods(*rs, namespace_pods) : std::vector<api::ObjectPtr>{},
-      .expectations_satisfied = satisfied,
-      .now = now,
-      .burst_replicas = options_.burst_replicas};
+  const size_t owned_count = owned_at.size() + claimed.size();
+  const bool too_many = static_cast<int64_t>(owned_count) > SpecReplicas(*rs);
+  std::vector<api::ObjectPtr> related =
+      too_many ? RelatedPods(*rs, namespace_pods) : std::vector<api::ObjectPtr>{};
+  std::vector<api::ObjectPtr> owned;
+  owned.reserve(owned_count);
+  for (size_t i : owned_at) owned.push_back(std::move(namespace_pods[i]));
+  for (api::ObjectPtr& pod : claimed) owned.push_back(std::move(pod));
+  Snapshot snapshot{.rs = rs,
+                    .pods = std::move(owned),
+                    .related_pods = std::move(related),
+                    .expectations_satisfied = satisfied,
+                    .now = now,
+                    .burst_replicas = options_.burst_replicas};
   ReplicaPlan plan = DecideReplicas(snapshot);
   util::Status manage_error = Act(*rs, key, plan.creates, plan.deletes, stop);
   if (stop.stop_requested()) {
