@@ -144,7 +144,7 @@ WatchCache::ListResult WatchCache::List(const WatchFilter& filter, std::string_v
   if (!filter.name.empty()) {
     // A name pins at most one object per namespace: look it up instead of scanning.
     if (!filter.ns.empty() || !info_->namespaced) {
-      auto it = objects_.find(StorageKey(*info_, filter.ns, filter.name));
+      auto it = FindLocked(StorageKey(*info_, filter.ns, filter.name));
       if (it != objects_.end() && (*it)->storage_key >= start_key && filter.Matches(*info_, **it)) {
         result.items.push_back(*it);
       }
@@ -188,21 +188,33 @@ void WatchCache::InsertLocked(CachedObjectPtr obj, ObjectSet::const_iterator hin
     if (n == namespace_sizes_.end()) n = namespace_sizes_.emplace(std::string(obj->ns()), 0).first;
     ++n->second;
   }
-  objects_.insert(hint, std::move(obj));
+  index_.insert(objects_.insert(hint, std::move(obj)));
 }
 
-void WatchCache::EraseLocked(ObjectSet::iterator it) {
+void WatchCache::ReplaceLocked(ObjectSet::const_iterator it, CachedObjectPtr obj) {
+  // The element's key does not change, so neither does its place in the set nor its hash: the
+  // set's element may be assigned through the iterator (the set itself only hands out const).
+  const_cast<CachedObjectPtr&>(*it) = std::move(obj);
+}
+
+void WatchCache::EraseLocked(ObjectSet::const_iterator it) {
   if (info_->namespaced) {
     auto n = namespace_sizes_.find((*it)->ns());
     if (n != namespace_sizes_.end() && --n->second == 0) namespace_sizes_.erase(n);
   }
+  index_.erase(it);
   objects_.erase(it);
+}
+
+WatchCache::ObjectSet::const_iterator WatchCache::FindLocked(std::string_view storage_key) const {
+  auto found = index_.find(storage_key);
+  return found == index_.end() ? objects_.end() : *found;
 }
 
 CachedObjectPtr WatchCache::Get(const std::string& storage_key, store::Revision* revision) const {
   std::lock_guard lock(mu_);
   if (revision) *revision = revision_;
-  auto it = objects_.find(storage_key);
+  auto it = FindLocked(storage_key);
   return it == objects_.end() ? nullptr : *it;
 }
 
@@ -360,8 +372,10 @@ void WatchCache::Reset(std::vector<CachedObjectPtr> objects, store::Revision rev
   std::vector<std::function<void()>> wakes;
   {
     std::lock_guard lock(mu_);
+    index_.clear();
     objects_.clear();
     namespace_sizes_.clear();
+    if (options_.keep_objects) index_.reserve(objects.size());
     for (auto& o : objects) {
       if (!options_.keep_objects) break;
       InsertLocked(std::move(o), objects_.end());  // a list in key order: O(1) each
@@ -525,23 +539,19 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
         continue;
       }
       const std::string& key = c.ev->kv->key;
-      // One walk of the tree per event: the position found here is the hint for the insertion.
-      auto it = objects_.lower_bound(key);
-      const bool found = it != objects_.end() && (*it)->storage_key == key;
+      // A probe of the index; only a new key walks the tree (to insert).
+      auto it = FindLocked(key);
+      const bool found = it != objects_.end();
       CachedObjectPtr prev = found ? *it : nullptr;
       WatchEventPtr ev;
       if (c.obj) {
         ev = std::make_shared<WatchEvent>(prev ? WatchEventType::kModified : WatchEventType::kAdded,
                                           c.obj, prev);
         if (!found) {
-          InsertLocked(c.obj, it);
+          InsertLocked(c.obj, objects_.lower_bound(key));
         } else {
           prev->ReleaseSeed();  // superseded
-          // The same key: the node is reused for the new version, at the same place.
-          auto next = std::next(it);
-          auto node = objects_.extract(it);
-          node.value() = c.obj;
-          objects_.insert(next, std::move(node));
+          ReplaceLocked(it, c.obj);
         }
       } else {
         if (!prev) continue;  // deleting something we never saw (filtered earlier): nothing to say

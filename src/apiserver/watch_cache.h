@@ -303,12 +303,37 @@ class WatchCache {
   };
   using ObjectSet = std::set<CachedObjectPtr, ByStorageKey>;
   ObjectSet objects_;  // guarded by mu_
+  // objects_' entries again, hashed by storage key: a get and an event's lookup cost one probe
+  // instead of a walk of the tree (at 100,000 pods, ~17 string compares through cold entries,
+  // 2.6 % of the all-in-one server's CPU in perf, 2026-12-02). The set keeps the key order lists
+  // page in. An event that replaces an object assigns the new version into the set's element in
+  // place (the same key, so the order holds), which keeps every iterator here valid.
+  struct IteratorHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view key) const { return std::hash<std::string_view>()(key); }
+    size_t operator()(ObjectSet::const_iterator it) const { return (*this)((*it)->storage_key); }
+  };
+  struct IteratorKeyEqual {
+    using is_transparent = void;
+    static std::string_view Key(ObjectSet::const_iterator it) { return (*it)->storage_key; }
+    static std::string_view Key(std::string_view key) { return key; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Key(a) == Key(b);
+    }
+  };
+  std::unordered_set<ObjectSet::const_iterator, IteratorHash, IteratorKeyEqual>
+      index_;  // guarded by mu_
+  // objects_.end() when absent.
+  ObjectSet::const_iterator FindLocked(std::string_view storage_key) const;
   // How many of objects_ are in each namespace (namespaced resources): a page of a list counts
   // what it left out without walking the rest (ListResult::remaining). Guarded by mu_.
   std::map<std::string, int64_t, std::less<>> namespace_sizes_;
   // `hint`: where `obj` goes, if known (std::set::insert's hint: the element after it).
   void InsertLocked(CachedObjectPtr obj, ObjectSet::const_iterator hint);
-  void EraseLocked(ObjectSet::iterator it);
+  // Puts `obj` in the place of the entry at `it`, which has the same storage key.
+  void ReplaceLocked(ObjectSet::const_iterator it, CachedObjectPtr obj);
+  void EraseLocked(ObjectSet::const_iterator it);
   struct HistoryEntry {
     WatchEventPtr event;
     util::Clock::TimePoint recorded;

@@ -537,6 +537,61 @@ TEST_F(WatchCacheTest, AVersionReplacesItsOwnKeyAndKeysStayInOrder) {
   EXPECT_EQ(names(), (std::vector<std::string>{"a:v1", "a1:v2", "a100:v1", "a2:v1"}));
 }
 
+// A get finds each key's newest version, and nothing for a key deleted or reset away, through
+// creates, modifies, deletes, re-creates and resets (gets are answered from a hash index beside
+// the ordered set; both must agree).
+TEST_F(WatchCacheTest, GetsFollowEveryChangeOfTheirKey) {
+  const std::string prefix = "/registry/configmaps/default/";
+  auto del = [&](const std::string& name, store::Revision rev) {
+    store::Event e;
+    e.type = store::Event::Type::kDelete;
+    auto kv = std::make_shared<store::KeyValue>();
+    kv->key = prefix + name;
+    kv->mod_revision = rev;
+    e.kv = kv;
+    return e;
+  };
+  auto revision_of = [&](const std::string& name) -> store::Revision {
+    CachedObjectPtr o = cache_.Get(prefix + name);
+    return o ? o->revision : 0;
+  };
+  store::Revision rev = 0;
+  for (int i = 0; i < 50; ++i) {
+    ++rev;
+    cache_.Apply({PutLabelled("k" + std::to_string(i), "v1", rev, rev)}, rev);
+  }
+  for (int i = 0; i < 50; i += 2) {
+    ++rev;
+    cache_.Apply({PutLabelled("k" + std::to_string(i), "v2", rev, i + 1)}, rev);
+  }
+  for (int i = 0; i < 50; ++i) {
+    EXPECT_EQ(revision_of("k" + std::to_string(i)), i % 2 == 0 ? 51 + i / 2 : i + 1) << i;
+  }
+  ++rev;
+  cache_.Apply({del("k7", rev), del("k8", rev)}, rev);
+  EXPECT_EQ(revision_of("k7"), 0);
+  EXPECT_EQ(revision_of("k8"), 0);
+  EXPECT_EQ(revision_of("k9"), 10);
+  ++rev;
+  cache_.Apply({PutLabelled("k7", "again", rev, rev)}, rev);
+  EXPECT_EQ(revision_of("k7"), rev);
+  EXPECT_EQ(cache_.size(), 49u);
+  // A reset replaces everything: what it does not bring is gone, what it brings is found.
+  CachedObjectPtr kept = cache_.Get(prefix + "k9");
+  cache_.Reset({kept}, rev);
+  EXPECT_EQ(revision_of("k7"), 0);
+  EXPECT_EQ(revision_of("k9"), 10);
+  ++rev;
+  cache_.Apply({PutLabelled("k9", "v3", rev, 10)}, rev);
+  EXPECT_EQ(revision_of("k9"), rev);
+  // A key the reset dropped comes back as a new entry, listed beside the other.
+  ++rev;
+  cache_.Apply({PutLabelled("k7", "v4", rev, rev)}, rev);
+  EXPECT_EQ(revision_of("k7"), rev);
+  EXPECT_EQ(cache_.List({}).items.size(), 2u);
+  EXPECT_EQ(cache_.size(), 2u);
+}
+
 TEST_F(WatchCacheTest, SelectorsTurnChangesIntoAddedAndDeleted) {
   WatchFilter web;
   ASSERT_TRUE(api::LabelSelector::Parse("app=web").ok());
