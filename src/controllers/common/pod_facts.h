@@ -133,7 +133,9 @@ class PodFactsCache {
 
 // A selector's answers over PodFacts, asked once per label set: once per label_id for a
 // PodFactsCache's facts, once per pod for facts without one (label_id 0). For the loop of one sync
-// over many pods; not thread-safe. The selector must outlive the memo.
+// over many pods; not thread-safe. The selector must outlive the memo, and the caller must hold
+// the pods whose facts it asked about while it uses the memo: a held pod keeps its label set's
+// number from being handed to another set.
 class LabelMemo {
  public:
   explicit LabelMemo(const api::LabelSelector& selector) : selector_(selector) {}
