@@ -464,6 +464,7 @@ CachedObjectPtr CachedObject::WithRevision(store::Revision rev) const {
   c->compressed_ = compressed_;
   c->needs_comma_ = needs_comma_;
   c->needs_metadata_ = needs_metadata_;
+  c->being_deleted_ = being_deleted_;
   char buf[24];
   std::string_view digits = Digits(rev, buf);
   c->rv_value_at = rv_value_at;
@@ -493,6 +494,7 @@ CachedObjectPtr CachedObject::FromEncoded(const api::ResourceInfo& info, std::st
   c->revision = revision;
   c->labels = PackLabels(obj.doc());
   c->field_values = PackFieldValues(info, obj.doc());
+  c->being_deleted_ = obj.being_deleted();
   if (frame == nullptr && holding == Holding::kInCache) frame = CompressEncoded(encoded);
   c->SetBytes(encoded, revision, std::move(frame));
   return c;
@@ -530,7 +532,8 @@ PendingWrite::PendingWrite(std::shared_ptr<const api::ResourceInfo> info, std::s
     : storage_key_(std::move(storage_key)),
       encoded_(std::move(encoded)),
       frame_(CompressEncoded(encoded_)),
-      info_(std::move(info)) {
+      info_(std::move(info)),
+      being_deleted_(obj.being_deleted()) {
   labels_ = PackLabels(obj.doc());
   field_values_ = PackFieldValues(*info_, obj.doc());
 }
@@ -546,6 +549,7 @@ CachedObjectPtr PendingWrite::Entry(store::Revision revision) {
   c->revision = revision;
   c->labels = std::move(labels_);
   c->field_values = std::move(field_values_);
+  c->being_deleted_ = being_deleted_;
   c->SetBytes(encoded_, revision, frame_);
   if (c->compressed_) {
     // The writer's response and watchers of this version read its JSON right away: they share

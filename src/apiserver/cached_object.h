@@ -120,6 +120,9 @@ struct CachedObject {
   bool MatchesLabels(const api::LabelSelector& selector) const;
   // metadata.labels as an object (empty without labels).
   boost::json::object LabelsObject() const;
+  // Whether metadata.deletionTimestamp is set: answered without reading the JSON (namespace
+  // admission asks it of the request's namespace on every create).
+  bool being_deleted() const { return being_deleted_; }
 
   // Parses json() (the cache keeps only bytes: parsed objects cost 3-5x the memory).
   util::StatusOr<api::Object> Parse() const;
@@ -187,6 +190,7 @@ struct CachedObject {
   bool compressed_ = false;
   bool needs_comma_ = false;
   bool needs_metadata_ = false;
+  bool being_deleted_ = false;
 };
 using CachedObjectPtr = std::shared_ptr<const CachedObject>;
 
@@ -225,6 +229,7 @@ class PendingWrite {
   const EncodedObject encoded_;
   const std::shared_ptr<const std::string> frame_;
   const std::shared_ptr<const api::ResourceInfo> info_;
+  const bool being_deleted_;  // the object has a deletionTimestamp
   std::mutex mu_;
   std::string labels_;        // guarded by mu_; moved into the first entry (PackLabels)
   std::string field_values_;  // guarded by mu_; moved into the first entry

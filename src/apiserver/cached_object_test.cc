@@ -355,6 +355,31 @@ TEST(PendingWriteTest, EntryIsBuiltOnceAndSharedByWriterAndCache) {
   EXPECT_EQ(json::serialize(c->LabelsObject()), R"({"app":"web"})");
 }
 
+// Whether an object is being deleted is known from every way an entry is built, without its JSON.
+TEST(CachedObjectTest, KnowsWhetherTheObjectIsBeingDeleted) {
+  const std::string deleting = R"({"kind":"Pod","metadata":{"name":"a","namespace":"d",)"
+                               R"("deletionTimestamp":"2026-12-05T10:00:00Z"}})";
+  const std::string live = R"({"kind":"Pod","metadata":{"name":"a","namespace":"d"}})";
+  for (const std::string& text : {deleting, live}) {
+    SCOPED_TRACE(text);
+    const bool expected = text == deleting;
+    api::Object obj(Doc(text));
+    EXPECT_EQ(CachedObject::FromObject(Pods(), "/registry/pods/d/a", obj, 3)->being_deleted(),
+              expected);
+    store::KeyValue kv;
+    kv.key = "/registry/pods/d/a";
+    kv.value = text;
+    kv.mod_revision = 4;
+    auto from_kv = CachedObject::FromKeyValue(Pods(), kv);
+    ASSERT_TRUE(from_kv.ok());
+    EXPECT_EQ((*from_kv)->being_deleted(), expected);
+    EXPECT_EQ((*from_kv)->WithRevision(5)->being_deleted(), expected);
+    PendingWrite write(std::make_shared<const api::ResourceInfo>(Pods()), "/registry/pods/d/a",
+                       obj, EncodeObject(obj.doc()));
+    EXPECT_EQ(write.Entry(6)->being_deleted(), expected);
+  }
+}
+
 TEST(PendingWriteTest, TheStoreAndTheCacheShareOneFrame) {
   json::object doc = Padded(Doc(R"({"kind":"Pod","metadata":{"name":"web","namespace":"d"}})"));
   api::Object pod(doc);

@@ -120,18 +120,13 @@ std::optional<NamespaceLifecycle::Phase> APIServer::NamespacePhase(const std::st
     if (!fresh.ok()) return std::nullopt;
     obj = *fresh;
   }
-  // Every create in a namespace asks this, so the answer comes without parsing the namespace:
-  // status.phase is one of its selectable fields (kept in the cache entry), and a namespace being
-  // deleted says Terminating there (its strategy's PrepareForDelete). Only a namespace whose JSON
-  // mentions a deletionTimestamp at all is parsed, for one that was stored without the phase.
-  if (obj->FieldValue(namespaces->info(), "status.phase") == "Terminating") {
+  // Every create in a namespace asks this, so the answer comes from what the cache entry keeps
+  // (status.phase is one of its selectable fields; whether it has a deletionTimestamp is a flag)
+  // without reading its JSON, which is held compressed.
+  if (obj->being_deleted() ||
+      obj->FieldValue(namespaces->info(), "status.phase") == "Terminating") {
     return NamespaceLifecycle::Phase::kTerminating;
   }
-  if (obj->json()->find("\"deletionTimestamp\"") == std::string::npos) {
-    return NamespaceLifecycle::Phase::kActive;
-  }
-  auto parsed = obj->Parse();
-  if (parsed.ok() && parsed->being_deleted()) return NamespaceLifecycle::Phase::kTerminating;
   return NamespaceLifecycle::Phase::kActive;
 }
 
