@@ -298,6 +298,26 @@ TEST_F(HttpTransportTlsTest, VerifiesTheServerAndPresentsTheClientCertificate) {
   EXPECT_EQ(got[0].client_cn, "test-user");
 }
 
+// Bodies far larger than a socket buffer and a TLS record: the writer waits for the socket to
+// drain, the reader for many records, and both arrive intact on a reused connection.
+TEST_F(HttpTransportTlsTest, LargeBodiesCrossIntactBothWays) {
+  std::string big(6 << 20, '\0');
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + (i * 7919) % 26);
+  TestHttpServer server(
+      [&big](const TestRequest& r) { return Ok(r.body == big ? big : std::string("mismatch")); },
+      {.pki = pki_});
+  server.Start();
+  auto t = NewTransport({.server = server.url(), .tls = {.ca_pem = pki_->ca_pem}});
+  for (int i = 0; i < 2; ++i) {
+    util::StatusOr<HttpResponse> resp =
+        t->Do({.method = "PUT", .path = "/big", .query = {}, .headers = {}, .body = big});
+    ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+    EXPECT_EQ(resp->body.size(), big.size());
+    EXPECT_TRUE(resp->body == big);
+  }
+  EXPECT_EQ(t->connections_opened(), 1);
+}
+
 TEST_F(HttpTransportTlsTest, RejectsAServerSignedByAnotherAuthority) {
   TestHttpServer server([](const TestRequest&) { return Ok(); }, {.pki = pki_});
   server.Start();
