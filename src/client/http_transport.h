@@ -13,9 +13,12 @@
 //   default limit. Connecting is bounded by HttpTransportOptions::connect_timeout too.
 // - Cancellation: HttpRequest::stop aborts a request or a stream read from any thread.
 //
-// Every connection owns an io_context that the calling thread runs while it waits for its own
-// operation, so the transport has no threads of its own and a blocked stream never holds up
-// other requests. Streams get a connection of their own.
+// The calling thread does the work: a connection is established asynchronously on an io_context
+// of its own that the caller runs (resolve, connect and TLS handshake, bounded by the deadline),
+// and is then read and written synchronously, each wait a poll(2) on the socket, the deadline and
+// the connection's cancel eventfd: a request is one send, one poll and one receive. So the
+// transport has no threads of its own and a blocked stream never holds up other requests.
+// Streams get a connection of their own.
 //
 // Thread-safety: safe for concurrent use (see transport.h).
 #pragma once
