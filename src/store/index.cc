@@ -18,9 +18,21 @@ util::Status Inconsistent(RevisionPair rev, std::string_view key, std::string_vi
 
 }  // namespace
 
+Index::KeyMap::const_iterator Index::FindLocked(std::string_view key) const {
+  auto h = by_key_.find(key);
+  return h == by_key_.end() ? keys_.end() : KeyMap::const_iterator(h->second);
+}
+
+Index::KeyMap::iterator Index::FindOrAddLocked(std::string_view key) {
+  if (auto h = by_key_.find(key); h != by_key_.end()) return h->second;
+  auto it = keys_.emplace(std::string(key), KeyIndex()).first;
+  by_key_.emplace(std::string_view(it->first), it);
+  return it;
+}
+
 std::optional<KeyState> Index::Get(std::string_view key, Revision at) const {
   std::shared_lock lock(mu_);
-  auto it = keys_.find(key);
+  auto it = FindLocked(key);
   if (it == keys_.end()) return std::nullopt;
   return at == kLatest ? it->second.Latest() : it->second.Get(at);
 }
@@ -29,7 +41,7 @@ void Index::Visit(std::string_view start, std::string_view end, Revision at,
                   const VisitFn& fn) const {
   std::shared_lock lock(mu_);
   if (end.empty()) {
-    auto it = keys_.find(start);
+    auto it = FindLocked(start);
     if (it == keys_.end()) return;
     auto state = at == kLatest ? it->second.Latest() : it->second.Get(at);
     if (state) fn(it->first, *state);
@@ -47,8 +59,7 @@ void Index::Visit(std::string_view start, std::string_view end, Revision at,
 void Index::Apply(const std::vector<Change>& changes) {
   std::unique_lock lock(mu_);
   for (const Change& c : changes) {
-    auto it = keys_.find(c.key);
-    if (it == keys_.end()) it = keys_.emplace(c.key, KeyIndex()).first;
+    auto it = FindOrAddLocked(c.key);
     if (c.tombstone) {
       it->second.Tombstone(c.rev);
     } else {
@@ -59,9 +70,7 @@ void Index::Apply(const std::vector<Change>& changes) {
 
 util::Status Index::Restore(RevisionPair rev, const RecordView& r, Revision lenient_upto) {
   std::unique_lock lock(mu_);
-  auto it = keys_.find(r.key);
-  if (it == keys_.end()) it = keys_.emplace(std::string(r.key), KeyIndex()).first;
-  KeyIndex& ki = it->second;
+  KeyIndex& ki = FindOrAddLocked(r.key)->second;
   const bool lenient = rev.main <= lenient_upto;
   if (rev <= ki.LastRevision()) return Inconsistent(rev, r.key, "revisions out of order");
   const std::optional<KeyState> latest = ki.Latest();
@@ -102,7 +111,12 @@ std::optional<std::string> Index::CompactChunk(Revision at, const std::string& f
   auto it = keys_.lower_bound(from);
   for (size_t n = 0; it != keys_.end() && n < max_keys; ++n) {
     it->second.Compact(at, dropped);
-    it = it->second.IsEmpty() ? keys_.erase(it) : std::next(it);
+    if (it->second.IsEmpty()) {
+      by_key_.erase(std::string_view(it->first));
+      it = keys_.erase(it);
+    } else {
+      ++it;
+    }
   }
   if (it == keys_.end()) return std::nullopt;
   return it->first;
@@ -115,7 +129,7 @@ size_t Index::KeyCount() const {
 
 std::vector<RevisionPair> Index::RevisionsForTest(std::string_view key) const {
   std::shared_lock lock(mu_);
-  auto it = keys_.find(key);
+  auto it = FindLocked(key);
   return it == keys_.end() ? std::vector<RevisionPair>{} : it->second.AllRevisions();
 }
 
