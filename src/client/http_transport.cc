@@ -144,19 +144,14 @@ class PollingStream {
       if ((ec = Wait(POLLOUT))) return 0;
     }
   }
+  // The throwing forms the SyncReadStream and SyncWriteStream concepts ask for.
   template <typename MutableBuffers>
   size_t read_some(const MutableBuffers& buffers) {
-    beast::error_code ec;
-    size_t n = read_some(buffers, ec);
-    if (ec) throw boost::system::system_error(ec);
-    return n;
+    return OrThrow([&](beast::error_code& ec) { return read_some(buffers, ec); });
   }
   template <typename ConstBuffers>
   size_t write_some(const ConstBuffers& buffers) {
-    beast::error_code ec;
-    size_t n = write_some(buffers, ec);
-    if (ec) throw boost::system::system_error(ec);
-    return n;
+    return OrThrow([&](beast::error_code& ec) { return write_some(buffers, ec); });
   }
 
   // The asynchronous side, for connecting and the handshake.
@@ -170,6 +165,14 @@ class PollingStream {
   }
 
  private:
+  template <typename Op>
+  static size_t OrThrow(Op op) {
+    beast::error_code ec;
+    size_t n = op(ec);
+    if (ec) throw boost::system::system_error(ec);
+    return n;
+  }
+
   // Waits until the socket is ready for `events` (or has an error to report), the deadline
   // passes (beast::error::timeout) or Cancel is called (operation_aborted).
   beast::error_code Wait(short events) {
