@@ -8,13 +8,13 @@
 namespace converge::store {
 namespace {
 
-RevisionPair R(Revision main) {
+RevisionPair IndexRev(Revision main) {
   return RevisionPair{main, 0};
 }
 
 // The keys a visit of [start, end) sees live at `at`, in order.
-std::vector<std::string> Visible(const Index& index, std::string_view start, std::string_view end,
-                                 Revision at = Index::kLatest) {
+std::vector<std::string> VisibleKeys(const Index& index, std::string_view start,
+                                     std::string_view end, Revision at = Index::kLatest) {
   std::vector<std::string> out;
   index.Visit(start, end, at, [&](const std::string& key, const KeyState&) {
     out.push_back(key);
@@ -28,17 +28,18 @@ std::vector<std::string> Visible(const Index& index, std::string_view start, std
 // follows every key in and out.
 TEST(IndexTest, PointLookupsAndRangesAgreeAsKeysComeAndGo) {
   Index index;
-  index.Apply({{"/a", R(1)}, {"/b", R(1)}, {"/c", R(2)}});
-  index.Apply({{"/b", R(3), /*tombstone=*/true}});
+  index.Apply({{"/a", IndexRev(1)}, {"/b", IndexRev(1)}, {"/c", IndexRev(2)}});
+  index.Apply({{"/b", IndexRev(3), /*tombstone=*/true}});
   EXPECT_EQ(index.KeyCount(), 3u);
   ASSERT_TRUE(index.Get("/a", Index::kLatest).has_value());
   EXPECT_EQ(index.Get("/a", Index::kLatest)->mod.main, 1);
   EXPECT_FALSE(index.Get("/b", Index::kLatest).has_value());
   EXPECT_EQ(index.Get("/b", 2)->mod.main, 1);  // still in its history
   EXPECT_FALSE(index.Get("/d", Index::kLatest).has_value());
-  EXPECT_EQ(Visible(index, "/c", ""), std::vector<std::string>{"/c"});
-  EXPECT_TRUE(Visible(index, "/b", "").empty());
-  EXPECT_EQ(Visible(index, "/", std::string_view("\0", 1)), (std::vector<std::string>{"/a", "/c"}));
+  EXPECT_EQ(VisibleKeys(index, "/c", ""), std::vector<std::string>{"/c"});
+  EXPECT_TRUE(VisibleKeys(index, "/b", "").empty());
+  EXPECT_EQ(VisibleKeys(index, "/", std::string_view("\0", 1)),
+            (std::vector<std::string>{"/a", "/c"}));
 
   // Compaction past the delete forgets /b entirely (at the delete's own revision it is kept).
   std::vector<RevisionPair> dropped;
@@ -48,15 +49,15 @@ TEST(IndexTest, PointLookupsAndRangesAgreeAsKeysComeAndGo) {
   EXPECT_TRUE(index.RevisionsForTest("/b").empty());
 
   // Written again, it is a new key with a new generation.
-  index.Apply({{"/b", R(5)}, {"/a", R(5)}});
+  index.Apply({{"/b", IndexRev(5)}, {"/a", IndexRev(5)}});
   EXPECT_EQ(index.KeyCount(), 3u);
   ASSERT_TRUE(index.Get("/b", Index::kLatest).has_value());
   EXPECT_EQ(index.Get("/b", Index::kLatest)->create_revision, 5);
   EXPECT_EQ(index.Get("/a", Index::kLatest)->version, 2);
-  EXPECT_EQ(Visible(index, "/b", ""), std::vector<std::string>{"/b"});
-  EXPECT_EQ(Visible(index, "/", std::string_view("\0", 1)),
+  EXPECT_EQ(VisibleKeys(index, "/b", ""), std::vector<std::string>{"/b"});
+  EXPECT_EQ(VisibleKeys(index, "/", std::string_view("\0", 1)),
             (std::vector<std::string>{"/a", "/b", "/c"}));
-  EXPECT_EQ(index.RevisionsForTest("/b"), std::vector<RevisionPair>{R(5)});
+  EXPECT_EQ(index.RevisionsForTest("/b"), std::vector<RevisionPair>{IndexRev(5)});
 }
 
 // Many keys, compacted away in chunks and brought back: every lookup still finds its own entry.
@@ -65,9 +66,9 @@ TEST(IndexTest, ManyKeysSurviveChunkedCompactionAndReinsertion) {
   constexpr int kKeys = 2000;
   auto key = [](int i) { return "/k/" + std::to_string(i); };
   std::vector<Index::Change> puts, deletes;
-  for (int i = 0; i < kKeys; ++i) puts.push_back({key(i), R(1 + i)});
+  for (int i = 0; i < kKeys; ++i) puts.push_back({key(i), IndexRev(1 + i)});
   index.Apply(puts);
-  for (int i = 0; i < kKeys; i += 2) deletes.push_back({key(i), R(kKeys + 1 + i), true});
+  for (int i = 0; i < kKeys; i += 2) deletes.push_back({key(i), IndexRev(kKeys + 1 + i), true});
   index.Apply(deletes);
   std::vector<RevisionPair> dropped;
   std::optional<std::string> from = "";
@@ -78,7 +79,7 @@ TEST(IndexTest, ManyKeysSurviveChunkedCompactionAndReinsertion) {
     EXPECT_EQ(index.Get(key(i), Index::kLatest).has_value(), i % 2 == 1);
   }
   std::vector<Index::Change> again;
-  for (int i = 0; i < kKeys; i += 2) again.push_back({key(i), R(4 * kKeys + i)});
+  for (int i = 0; i < kKeys; i += 2) again.push_back({key(i), IndexRev(4 * kKeys + i)});
   index.Apply(again);
   EXPECT_EQ(index.KeyCount(), static_cast<size_t>(kKeys));
   for (int i = 0; i < kKeys; ++i) {
