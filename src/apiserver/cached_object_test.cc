@@ -374,8 +374,8 @@ TEST(CachedObjectTest, KnowsWhetherTheObjectIsBeingDeleted) {
     ASSERT_TRUE(from_kv.ok());
     EXPECT_EQ((*from_kv)->being_deleted(), expected);
     EXPECT_EQ((*from_kv)->WithRevision(5)->being_deleted(), expected);
-    PendingWrite write(std::make_shared<const api::ResourceInfo>(Pods()), "/registry/pods/d/a",
-                       obj, EncodeObject(obj.doc()));
+    PendingWrite write(std::make_shared<const api::ResourceInfo>(Pods()), "/registry/pods/d/a", obj,
+                       EncodeObject(obj.doc()));
     EXPECT_EQ(write.Entry(6)->being_deleted(), expected);
   }
 }

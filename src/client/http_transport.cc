@@ -215,20 +215,6 @@ class Connection {
     }
   }
 
-  PollingStream& polling() { return tls_ ? tls_->next_layer() : *plain_; }
-  beast::tcp_stream& lowest() { return polling().timed(); }
-  beast::flat_buffer& buffer() { return buffer_; }
-
-  // Calls fn with the stream to read and write (TLS or plain).
-  template <typename Fn>
-  void WithStream(Fn&& fn) {
-    if (tls_) {
-      fn(*tls_);
-    } else {
-      fn(*plain_);
-    }
-  }
-
   // Sends a request and reads a response's header (read_header) or all of it, synchronously,
   // within the deadline set by SetDeadline.
   template <typename Request, typename Parser>
@@ -309,6 +295,19 @@ class Connection {
   void set_tls_verify(bool verify) { tls_verify_ = verify; }
 
  private:
+  PollingStream& polling() { return tls_ ? tls_->next_layer() : *plain_; }
+  beast::tcp_stream& lowest() { return polling().timed(); }
+
+  // Calls fn with the stream to read and write (TLS or plain).
+  template <typename Fn>
+  void WithStream(Fn&& fn) {
+    if (tls_) {
+      fn(*tls_);
+    } else {
+      fn(*plain_);
+    }
+  }
+
   // Starts an operation (start receives the completion handler) and runs the io_context until
   // it, and everything it left behind (timers), has finished.
   template <typename Start>
@@ -319,9 +318,9 @@ class Connection {
       result = ec;
       bytes = n;
     });
-    // A cancel posted while no operation was pending (between two operations of one exchange,
-    // e.g. after the write completed and before the read began) ran and found nothing to cancel;
-    // the flag makes it stick, so this operation is cancelled too.
+    // A cancel posted while no operation was pending (after the connect completed and before
+    // the handshake began) ran and found nothing to cancel; the flag makes it stick, so this
+    // operation is cancelled too.
     if (cancelled_.load(std::memory_order_acquire)) lowest().cancel();
     ioc_.restart();
     ioc_.run();

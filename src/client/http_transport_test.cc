@@ -318,6 +318,37 @@ TEST_F(HttpTransportTlsTest, LargeBodiesCrossIntactBothWays) {
   EXPECT_EQ(t->connections_opened(), 1);
 }
 
+// A stream's deadline bounds every wait for more of its body: over TLS, a stream that stalls
+// after its first chunk ends in DeadlineExceeded once the request's timeout has passed.
+TEST_F(HttpTransportTlsTest, AStalledStreamEndsAtItsDeadline) {
+  ChunkFeed feed;
+  TestHttpServer server(
+      [&](const TestRequest&) {
+        TestResponse r;
+        r.stream = [&] { return feed.Next(); };
+        return r;
+      },
+      {.pki = pki_});
+  server.Start();
+  auto t = NewTransport({.server = server.url(), .tls = {.ca_pem = pki_->ca_pem}});
+  util::StatusOr<StreamedResponse> resp =
+      t->Stream({.path = "/watch", .timeout = std::chrono::milliseconds(300)});
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  feed.Push(std::string("{\"type\":\"ADDED\"}\n"));
+  std::string got;
+  util::Status end;
+  while (end.ok()) {
+    std::vector<std::shared_ptr<const std::string>> out;
+    util::StatusOr<bool> more = resp->body->Read(&out);
+    for (const auto& c : out) got += *c;
+    if (!more.ok()) end = more.status();
+    ASSERT_TRUE(!more.ok() || *more) << "the stream ended without an error";
+  }
+  EXPECT_EQ(got, "{\"type\":\"ADDED\"}\n");
+  EXPECT_EQ(end.code(), util::Code::kDeadlineExceeded) << end.ToString();
+  feed.Push(std::nullopt);
+}
+
 TEST_F(HttpTransportTlsTest, RejectsAServerSignedByAnotherAuthority) {
   TestHttpServer server([](const TestRequest&) { return Ok(); }, {.pki = pki_});
   server.Start();
