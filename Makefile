@@ -16,7 +16,7 @@ FUZZ_SECONDS ?= 5
 # incremental rebuilds file by file (docs/PERFORMANCE.md, "Build and CI time").
 UNITY      ?= OFF
 
-.PHONY: all deps configure build run test test-unit test-sanitizers test-asan test-tsan bench fuzz format clean
+.PHONY: all deps configure build run test test-unit test-sanitizers build-asan build-tsan test-asan test-tsan bench fuzz format clean
 
 all: build
 
@@ -48,14 +48,22 @@ test-sanitizers: test-asan test-tsan
 
 # Line tables (-g1) are all a sanitizer report needs for file:line and inlined frames.
 # Both compile in unity batches (CONVERGE_UNITY; docs/PERFORMANCE.md, "Build and CI time").
-test-asan: deps
-	cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONVERGE_SANITIZE=address -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines -DCONVERGE_UNITY=ON
+ASAN_CONFIGURE = cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCONVERGE_SANITIZE=address -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines -DCONVERGE_UNITY=ON
+TSAN_CONFIGURE = cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVERGE_SANITIZE=thread -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines -DCONVERGE_UNITY=ON
+
+# build-asan and build-tsan only build (.ci/run compiles one while the release tests run).
+build-asan: deps
+	$(ASAN_CONFIGURE)
 	cmake --build build-asan -j $(JOBS) --target sanitizer_tests
+
+build-tsan: deps
+	$(TSAN_CONFIGURE)
+	cmake --build build-tsan -j $(JOBS) --target sanitizer_tests
+
+test-asan: build-asan
 	ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
 
-test-tsan: deps
-	cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCONVERGE_SANITIZE=thread -DCONVERGE_BUILD_BENCH=OFF -DCONVERGE_DEBUG_INFO=lines -DCONVERGE_UNITY=ON
-	cmake --build build-tsan -j $(JOBS) --target sanitizer_tests
+test-tsan: build-tsan
 	TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" ctest --test-dir build-tsan --output-on-failure -j $(JOBS) -L sanitize --timeout 900
 
 # Every libFuzzer target (src/*/*_fuzz.cc), built with clang in build-fuzz/, FUZZ_SECONDS each.
