@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <string>
 
 #include "store/store_test_util.h"
@@ -47,12 +45,6 @@ void ExpectRecords(Backend& b, int64_t from, int64_t to) {
   }
 }
 
-std::string ReadTail(const std::string& path, uint64_t from) {
-  std::ifstream in(path, std::ios::binary);
-  in.seekg(static_cast<std::streamoff>(from));
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 TEST(BackendReserveTest, ZerosFollowTheLastPageAndCommitsOverwriteThem) {
   TempDir dir;
   const std::string data = dir.path() + "/data.mdb";
@@ -65,13 +57,13 @@ TEST(BackendReserveTest, ZerosFollowTheLastPageAndCommitsOverwriteThem) {
     ASSERT_TRUE((*b)->ReserveSpace().ok());
     EXPECT_FALSE((*b)->NeedsSpace());
     ASSERT_EQ(std::filesystem::file_size(data), used + kReserve);
-    EXPECT_EQ(ReadTail(data, used), std::string(kReserve, '\0'));
+    EXPECT_EQ(ReadFileBytes(data, used), std::string(kReserve, '\0'));
 
     // ~60 KB of records land in the reserved space: the file does not grow, and what was
     // committed before and after reads back intact.
     PutRecords(**b, 10, 30);
     EXPECT_EQ(std::filesystem::file_size(data), used + kReserve);
-    EXPECT_NE(ReadTail(data, used), std::string(kReserve, '\0'));
+    EXPECT_NE(ReadFileBytes(data, used), std::string(kReserve, '\0'));
     ExpectRecords(**b, 1, 30);
     EXPECT_TRUE((*b)->NeedsSpace());  // less than kReserve is left
 

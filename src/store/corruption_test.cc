@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <random>
 
 #include "store/backend.h"
@@ -49,8 +48,7 @@ class CorruptionTest : public ::testing::Test {
   }
 
   std::string ReadFile() {
-    std::ifstream in(DataFile(), std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return ReadFileBytes(DataFile());
   }
   void WriteFile(const std::string& bytes) {
     std::ofstream out(DataFile(), std::ios::binary | std::ios::trunc);

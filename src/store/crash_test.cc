@@ -113,9 +113,16 @@ uint64_t Seed() {
   return std::random_device()();
 }
 
+// 24 rounds; 8 in the sanitizer builds, which check the same code for memory errors and races
+// (every round runs it) rather than the odds of a kill landing at a bad moment, and whose rounds
+// are four times slower.
 int Rounds() {
   if (const char* s = std::getenv("CONVERGE_STORE_CRASH_ROUNDS")) return std::atoi(s);
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return 8;
+#else
   return 24;
+#endif
 }
 
 // Rounds of crash and reopen on one store; `mode` ("log" or "direct") as for RunChild.

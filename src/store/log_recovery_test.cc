@@ -8,7 +8,6 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <random>
 #include <thread>
@@ -216,8 +215,7 @@ TEST_F(LogRecoveryTest, ATornLastGroupIsDroppedAtOpen) {
   std::string path;
   size_t last = 0;
   for (const std::string& p : SegmentFiles()) {
-    std::ifstream in(p, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    const std::string bytes = ReadFileBytes(p);
     wal::SegmentHeader h;
     ASSERT_TRUE(wal::DecodeSegmentHeader(bytes, &h));
     size_t at = wal::kSegmentHeaderBytes;
@@ -259,8 +257,8 @@ TEST_F(LogRecoveryTest, ACorruptRecordInTheMiddleIsDataLoss) {
   }
   bool flipped = false;
   for (const std::string& p : SegmentFiles()) {
+    std::string bytes = ReadFileBytes(p);
     std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(f)), {});
     const size_t at = bytes.find("MARKER-2");
     if (at == std::string::npos) continue;
     bytes[at + 3] ^= 0x01;

@@ -9,7 +9,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <random>
 
 #include "store/store_test_util.h"
@@ -118,8 +117,7 @@ class WalTest : public ::testing::Test {
     return "";
   }
   static std::string Read(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
+    return ReadFileBytes(path);
   }
   static void WriteAt(const std::string& path, size_t offset, const std::string& bytes) {
     const int fd = ::open(path.c_str(), O_WRONLY);
