@@ -47,9 +47,7 @@ class CorruptionTest : public ::testing::Test {
     return s.ok() ? util::Status::Ok() : s.status();
   }
 
-  std::string ReadFile() {
-    return ReadFileBytes(DataFile());
-  }
+  std::string ReadFile() { return ReadFileBytes(DataFile()); }
   void WriteFile(const std::string& bytes) {
     std::ofstream out(DataFile(), std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));

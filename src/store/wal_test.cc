@@ -116,9 +116,7 @@ class WalTest : public ::testing::Test {
     ADD_FAILURE() << "no segment holds group " << seq;
     return "";
   }
-  static std::string Read(const std::string& path) {
-    return ReadFileBytes(path);
-  }
+  static std::string Read(const std::string& path) { return ReadFileBytes(path); }
   static void WriteAt(const std::string& path, size_t offset, const std::string& bytes) {
     const int fd = ::open(path.c_str(), O_WRONLY);
     ASSERT_GE(fd, 0);
