@@ -141,11 +141,17 @@ class FieldSet {
   const std::vector<PathElement>& members() const { return members_; }
   const std::vector<Child>& children() const { return children_; }
 
+  // For walkers that insert many paths sharing a prefix (structured_merge.cc's Comparer), so that
+  // each insert need not search from the root. Descend: the subtree below `pe`, created when
+  // absent; the pointer stays valid until a sibling of it is created (children are held by value,
+  // in order). Call InsertMember on it, or Descend further, before returning from the operation:
+  // an empty child must not outlive it (see children_).
+  FieldSet* Descend(const PathElement& pe);
+  void InsertMember(const PathElement& pe);
+
  private:
-  FieldSet* Descend(const PathElement& pe);  // creates the child node when absent
   const FieldSet* FindChild(const PathElement& pe) const;
   bool HasMember(const PathElement& pe) const;
-  void InsertMember(const PathElement& pe);
   void IteratePrefix(Path& prefix, const std::function<void(const Path&)>& fn) const;
   void EmitV1(bool include_self, boost::json::object& out) const;
   static util::Status ReadV1(const boost::json::object& o, int depth, FieldSet* children,

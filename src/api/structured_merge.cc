@@ -1,6 +1,7 @@
 #include "api/structured_merge.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -424,20 +425,20 @@ class Comparer {
     switch (shape) {
       case Shape::kLeaf:
         if (l == nullptr) {
-          out_.added.Insert(path_);
+          Record(kAdded);
         } else if (r == nullptr) {
-          out_.removed.Insert(path_);
+          Record(kRemoved);
         } else if (!JsonEqual(*l, *r)) {
-          out_.modified.Insert(path_);
+          Record(kModified);
         }
         return;  // leaves get no post-item hook
       case Shape::kObject: Objects(l, r, t, depth); break;
       case Shape::kList: Lists(li, ri, t, depth); break;
     }
     if (l == nullptr) {
-      out_.added.Insert(path_);
+      Record(kAdded);
     } else if (r == nullptr) {
-      out_.removed.Insert(path_);
+      Record(kRemoved);
     }
   }
 
@@ -459,9 +460,9 @@ class Comparer {
       const FieldSet& below = skip->WithPrefix(pe);
       skip_ = below.Empty() ? nullptr : &below;
     }
-    path_.push_back(std::move(pe));
+    Enter(std::move(pe));
     Node(lv, rv, ct, depth + 1);
-    path_.pop_back();
+    Leave();
     skip_ = skip;
   }
 
@@ -495,21 +496,54 @@ class Comparer {
     const TypeRef et = ElementType(t);
     for (const PathElement& pe : li.order) {
       auto it = ri.items.find(pe);
-      path_.push_back(pe);
+      Enter(pe);
       Node(li.items.at(pe), it == ri.items.end() ? nullptr : it->second, et, depth + 1);
-      path_.pop_back();
+      Leave();
     }
     for (const PathElement& pe : ri.order) {
       if (li.items.count(pe) != 0) continue;
-      path_.push_back(pe);
+      Enter(pe);
       Node(nullptr, ri.items.at(pe), et, depth + 1);
-      path_.pop_back();
+      Leave();
     }
+  }
+
+  enum Which { kAdded, kRemoved, kModified };
+
+  void Enter(PathElement pe) {
+    path_.push_back(std::move(pe));
+    nodes_.emplace_back();
+  }
+
+  void Leave() {
+    path_.pop_back();
+    nodes_.pop_back();
+  }
+
+  // Inserts path_ into one of the three sets. A walk inserts many paths that share a prefix;
+  // searching each from the root would cost a search per level, so the node of every prefix
+  // that holds something is remembered while the prefix is on path_. Such a pointer stays valid:
+  // only creating a sibling moves a node, and a sibling differs in an element on path_, so it is
+  // created after this prefix has left path_ (Leave drops its pointers).
+  void Record(Which which) {
+    if (path_.empty()) return;  // nobody owns the whole object
+    FieldSet* roots[] = {&out_.added, &out_.removed, &out_.modified};
+    const size_t parent = path_.size() - 1;  // the member goes into the node of path_[0, parent)
+    size_t known = parent;
+    while (known > 0 && nodes_[known - 1][which] == nullptr) --known;
+    FieldSet* node = known > 0 ? nodes_[known - 1][which] : roots[which];
+    for (size_t i = known; i < parent; ++i) {
+      node = node->Descend(path_[i]);
+      nodes_[i][which] = node;
+    }
+    node->InsertMember(path_.back());
   }
 
   Comparison& out_;
   const FieldSet* skip_;  // the skipped members below path_; null: none
   Path path_;
+  // nodes_[i][w]: the node of set w for path_[0, i] (null: none yet); as long as path_.
+  std::vector<std::array<FieldSet*, 3>> nodes_;
   Errors errors_;
 };
 

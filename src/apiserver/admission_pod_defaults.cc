@@ -1,5 +1,8 @@
 #include "apiserver/admission_pod_defaults.h"
 
+#include <array>
+#include <string_view>
+
 #include "util/ids.h"
 
 namespace converge::apiserver {
@@ -21,24 +24,41 @@ json::object* SpecOf(api::Object& pod) {
 }
 
 // The projected volume upstream's plugin adds (token valid 3607 s, refreshed by the kubelet).
+// Its sources are the same for every pod: built once, since copying a value costs a fraction of
+// building it from initializer lists.
 json::object ApiAccessVolume(const std::string& name) {
-  json::object token{
-      {"serviceAccountToken", json::object{{"expirationSeconds", 3607}, {"path", "token"}}}};
-  json::object ca{
-      {"configMap",
-       json::object{{"name", "kube-root-ca.crt"},
-                    {"items", json::array{json::object{{"key", "ca.crt"}, {"path", "ca.crt"}}}}}}};
-  json::object ns{
-      {"downwardAPI",
-       json::object{{"items", json::array{json::object{
-                                  {"fieldRef", json::object{{"apiVersion", "v1"},
-                                                            {"fieldPath", "metadata.namespace"}}},
-                                  {"path", "namespace"}}}}}}};
-  return json::object{
-      {"name", name},
-      {"projected",
-       json::object{{"defaultMode", 420},
-                    {"sources", json::array{std::move(token), std::move(ca), std::move(ns)}}}}};
+  static const json::value kProjected = [] {
+    json::object token{
+        {"serviceAccountToken", json::object{{"expirationSeconds", 3607}, {"path", "token"}}}};
+    json::object ca{
+        {"configMap", json::object{{"name", "kube-root-ca.crt"},
+                                   {"items", json::array{json::object{{"key", "ca.crt"},
+                                                                      {"path", "ca.crt"}}}}}}};
+    json::object ns{
+        {"downwardAPI",
+         json::object{{"items", json::array{json::object{
+                                    {"fieldRef", json::object{{"apiVersion", "v1"},
+                                                              {"fieldPath", "metadata.namespace"}}},
+                                    {"path", "namespace"}}}}}}};
+    return json::value(
+        json::object{{"defaultMode", 420},
+                     {"sources", json::array{std::move(token), std::move(ca), std::move(ns)}}});
+  }();
+  json::object volume(2);
+  volume.emplace("name", name);
+  volume.emplace("projected", kProjected);
+  return volume;
+}
+
+// The tolerations DefaultTolerationSeconds adds, built once.
+const std::array<json::value, 2>& DefaultTolerations() {
+  auto make = [](std::string_view key) {
+    return json::value(json::object{
+        {"key", key}, {"operator", "Exists"}, {"effect", "NoExecute"}, {"tolerationSeconds", 300}});
+  };
+  static const std::array<json::value, 2> kTolerations = {make("node.kubernetes.io/not-ready"),
+                                                          make("node.kubernetes.io/unreachable")};
+  return kTolerations;
 }
 
 bool MountsServiceAccountPath(const json::object& container) {
@@ -108,7 +128,8 @@ std::optional<ApiError> DefaultTolerationSeconds::Admit(AdmissionAttributes& att
   json::value& tolerations = (*spec)["tolerations"];
   if (!tolerations.is_array()) tolerations = json::array();
   json::array& list = tolerations.get_array();
-  for (const char* key : {"node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"}) {
+  for (const json::value& toleration : DefaultTolerations()) {
+    const std::string_view key = toleration.get_object().at("key").get_string();
     bool tolerated = false;
     for (const auto& t : list) {
       if (!t.is_object()) continue;
@@ -125,10 +146,7 @@ std::optional<ApiError> DefaultTolerationSeconds::Admit(AdmissionAttributes& att
       tolerated |= matches_key && matches_effect;
     }
     if (!tolerated) {
-      list.push_back(json::object{{"key", key},
-                                  {"operator", "Exists"},
-                                  {"effect", "NoExecute"},
-                                  {"tolerationSeconds", 300}});
+      list.push_back(toleration);
     }
   }
   return std::nullopt;
