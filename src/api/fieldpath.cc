@@ -196,22 +196,36 @@ std::string PathElement::ToString() const {
 }
 
 std::string PathElement::Serialize() const {
+  std::string out;
+  AppendSerialized(out);
+  return out;
+}
+
+void PathElement::AppendSerialized(std::string& out) const {
   switch (kind_) {
-    case Kind::kField: return "f:" + name_;
-    case Kind::kKey: {
-      std::string out = "k:{";
+    case Kind::kField:
+      out += "f:";
+      out += name_;
+      return;
+    case Kind::kKey:
+      out += "k:{";
       for (size_t i = 0; i < key_.size(); ++i) {
         if (i) out += ',';
         AppendGoJsonString(out, key_[i].first);
         out += ':';
         out += GoJsonMarshal(key_[i].second, /*sort_keys=*/true);
       }
-      return out + "}";
-    }
-    case Kind::kValue: return "v:" + GoJsonMarshal(value_, /*sort_keys=*/true);
-    case Kind::kIndex: return "i:" + std::to_string(index_);
+      out += '}';
+      return;
+    case Kind::kValue:
+      out += "v:";
+      out += GoJsonMarshal(value_, /*sort_keys=*/true);
+      return;
+    case Kind::kIndex:
+      out += "i:";
+      out += std::to_string(index_);
+      return;
   }
-  return {};
 }
 
 util::StatusOr<PathElement> PathElement::Parse(std::string_view s) {
@@ -401,6 +415,32 @@ FieldSet FieldSet::Difference(const FieldSet& o) const {
   return out;
 }
 
+void FieldSet::Subtract(const FieldSet& o) {
+  if (!o.members_.empty()) {
+    // Both sorted: one pass that keeps what `o` lacks, in order.
+    size_t kept = 0, j = 0;
+    for (size_t i = 0; i < members_.size(); ++i) {
+      while (j < o.members_.size() && o.members_[j] < members_[i]) ++j;
+      if (j < o.members_.size() && o.members_[j] == members_[i]) continue;
+      if (kept != i) members_[kept] = std::move(members_[i]);
+      ++kept;
+    }
+    members_.resize(kept);
+  }
+  size_t j = 0;
+  for (auto it = children_.begin(); it != children_.end() && j < o.children_.size();) {
+    while (j < o.children_.size() && o.children_[j].element < it->element) ++j;
+    if (j < o.children_.size() && o.children_[j].element == it->element) {
+      it->set.Subtract(o.children_[j].set);
+      if (it->set.Empty()) {
+        it = children_.erase(it);
+        continue;
+      }
+    }
+    ++it;
+  }
+}
+
 FieldSet FieldSet::RecursiveDifference(const FieldSet& o) const {
   FieldSet out;
   std::set_difference(members_.begin(), members_.end(), o.members_.begin(), o.members_.end(),
@@ -463,9 +503,12 @@ std::string FieldSet::ToString() const {
 // Upstream's emitContents_v1: a node that is both a member and has children starts with
 // ".": {}; then members and children merged in element order, a member without children as `{}`.
 void FieldSet::EmitV1(bool include_self, json::object& out) const {
+  // At most one key per member and child, and ".": no rehash while filling.
+  out.reserve(out.size() + members_.size() + children_.size() + 1);
   if (include_self && (!members_.empty() || !children_.empty())) {
     out.emplace(".", json::object());
   }
+  std::string key;  // each element's key, serialized into one buffer
   size_t mi = 0, ci = 0;
   while (mi < members_.size() || ci < children_.size()) {
     int c;
@@ -476,14 +519,17 @@ void FieldSet::EmitV1(bool include_self, json::object& out) const {
     } else {
       c = members_[mi].Compare(children_[ci].element);
     }
+    key.clear();
     if (c < 0) {
-      out.emplace(members_[mi].Serialize(), json::object());
+      members_[mi].AppendSerialized(key);
+      out.emplace(key, json::object());
       ++mi;
       continue;
     }
     json::object sub;
     children_[ci].set.EmitV1(/*include_self=*/c == 0, sub);
-    out.emplace(children_[ci].element.Serialize(), std::move(sub));
+    children_[ci].element.AppendSerialized(key);
+    out.emplace(key, std::move(sub));
     if (c == 0) ++mi;
     ++ci;
   }

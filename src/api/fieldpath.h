@@ -70,6 +70,8 @@ class PathElement {
   std::string ToString() const;
   // The fieldsV1 key: "f:name", `k:{"name":"nginx"}`, `v:"x"`, "i:3".
   std::string Serialize() const;
+  // Appends Serialize() to `out`.
+  void AppendSerialized(std::string& out) const;
   // Parses a fieldsV1 key. InvalidArgument for malformed keys; Unimplemented for a well-formed
   // key of a type this version does not know (upstream skips those).
   static util::StatusOr<PathElement> Parse(std::string_view s);
@@ -119,6 +121,8 @@ class FieldSet {
   FieldSet Intersection(const FieldSet& o) const;
   FieldSet Difference(const FieldSet& o) const;
   FieldSet RecursiveDifference(const FieldSet& o) const;
+  // *this = Difference(o), in place: what `o` does not reach is neither copied nor moved.
+  void Subtract(const FieldSet& o);
   friend bool operator==(const FieldSet& a, const FieldSet& b);
 
   // The subtree below `pe` (its paths without the `pe` prefix); empty when there is none.

@@ -252,6 +252,10 @@ TEST_P(SetAlgebra, MatchesUpstream) {
   EXPECT_EQ(V1(a.Intersection(b)), c.intersection) << "intersection";
   EXPECT_EQ(V1(a.Difference(b)), c.difference) << "difference";
   EXPECT_EQ(V1(a.RecursiveDifference(b)), c.recursive_difference) << "recursive difference";
+  FieldSet subtracted = a;
+  subtracted.Subtract(b);
+  EXPECT_EQ(V1(subtracted), c.difference) << "subtract";
+  EXPECT_EQ(subtracted, a.Difference(b));
   EXPECT_EQ(a.Union(b), b.Union(a));
   EXPECT_EQ(a.Intersection(b), b.Intersection(a));
 }
@@ -268,6 +272,12 @@ INSTANTIATE_TEST_SUITE_P(
         AlgebraCase{"ParentAndChild", R"({"f:l":{".":{},"f:app":{}}})", R"({"f:l":{}})",
                     R"({"f:l":{".":{},"f:app":{}}})", R"({"f:l":{}})", R"({"f:l":{"f:app":{}}})",
                     "{}"},
+        // Children b empties go; children b does not reach stay, before and after them.
+        AlgebraCase{"EmptiedChildren", R"({"f:a":{"f:x":{}},"f:b":{"f:y":{}},"f:c":{"f:z":{}}})",
+                    R"({"f:b":{"f:y":{}},"f:c":{"f:w":{}}})",
+                    R"({"f:a":{"f:x":{}},"f:b":{"f:y":{}},"f:c":{"f:w":{},"f:z":{}}})",
+                    R"({"f:b":{"f:y":{}}})", R"({"f:a":{"f:x":{}},"f:c":{"f:z":{}}})",
+                    R"({"f:a":{"f:x":{}},"f:c":{"f:z":{}}})"},
         AlgebraCase{"ChildMinusParent", R"({"f:l":{}})", R"({"f:l":{"f:app":{}}})",
                     R"({"f:l":{".":{},"f:app":{}}})", "{}", R"({"f:l":{}})", R"({"f:l":{}})"},
         AlgebraCase{

@@ -113,7 +113,7 @@ bool IsResetManagedFields(const json::value* mf) {
 void StripMeta(ManagedFields& managed, const std::string& id) {
   auto it = managed.fields.find(id);
   if (it == managed.fields.end()) return;
-  it->second.set = it->second.set.Difference(StripSet());
+  it->second.set.Subtract(StripSet());
   if (it->second.set.Empty()) managed.fields.erase(it);
 }
 
@@ -151,11 +151,8 @@ util::StatusOr<api::Comparison> ReconcileComparison(util::StatusOr<api::Comparis
   }
   for (auto& [id, mf] : managed.fields) {
     if (id == writer) continue;
-    if (auto it = found.find(id); it != found.end()) mf.set = mf.set.Difference(it->second);
-    // A difference copies the set; with nothing in common it would copy it unchanged.
-    if (!cmp.removed.Empty() && !mf.set.Intersection(cmp.removed).Empty()) {
-      mf.set = mf.set.Difference(cmp.removed);
-    }
+    if (auto it = found.find(id); it != found.end()) mf.set.Subtract(it->second);
+    if (!cmp.removed.Empty()) mf.set.Subtract(cmp.removed);
   }
   DropEmpty(managed);
   return cmp;
@@ -240,7 +237,7 @@ util::Status RecordUpdate(const api::TypeSchema* schema, const json::object& liv
   const bool may_hold_ignored = !mine.Empty();
   if (!cmp->modified.Empty()) mine = mine.Union(cmp->modified);
   if (!cmp->added.Empty()) mine = mine.Empty() ? std::move(cmp->added) : mine.Union(cmp->added);
-  if (!cmp->removed.Empty()) mine = mine.Difference(cmp->removed);
+  if (!cmp->removed.Empty()) mine.Subtract(cmp->removed);
   if (may_hold_ignored && !ignored.Empty()) mine = mine.RecursiveDifference(ignored);
   if (mine.Empty()) {
     managed.fields.erase(self);

@@ -23,6 +23,20 @@ TEST(TimeFormatTest, Rfc3339RoundTrip) {
   }
 }
 
+TEST(TimeFormatTest, Rfc3339CalendarEdges) {
+  using std::chrono::sys_days, std::chrono::year;
+  const WallTime epoch{};
+  EXPECT_EQ(FormatRfc3339(epoch), "1970-01-01T00:00:00Z");
+  // Before the epoch the second is floored, and the fraction counts up from it.
+  EXPECT_EQ(FormatRfc3339(epoch - 1s), "1969-12-31T23:59:59Z");
+  EXPECT_EQ(FormatRfc3339Micro(epoch - 500ms), "1969-12-31T23:59:59.500000Z");
+  EXPECT_EQ(FormatRfc3339(sys_days{year{2024} / 2 / 29} + 23h + 59min + 59s),
+            "2024-02-29T23:59:59Z");
+  EXPECT_EQ(FormatRfc3339Micro(sys_days{year{1999} / 12 / 31} + 23h + 59min + 59s + 999999us),
+            "1999-12-31T23:59:59.999999Z");
+  EXPECT_EQ(FormatRfc3339(sys_days{year{2100} / 3 / 1}), "2100-03-01T00:00:00Z");
+}
+
 TEST(TimeFormatTest, HumanDuration) {
   struct Case {
     std::chrono::nanoseconds d;
