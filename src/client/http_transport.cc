@@ -599,8 +599,9 @@ int64_t HttpTransport::connections_opened() const {
 
 util::StatusOr<HttpResponse> HttpTransport::Do(HttpRequest request) {
   Impl& impl = *impl_;
-  const std::string what = impl.Describe(request);
-  if (request.stop.stop_requested()) return util::Cancelled(what + ": cancelled");
+  // Named in errors only: not built for the requests that succeed.
+  auto what = [&] { return impl.Describe(request); };
+  if (request.stop.stop_requested()) return util::Cancelled(what() + ": cancelled");
   const std::optional<SteadyTime> deadline = impl.Deadline(request, /*stream=*/false);
   http::request<http::string_body> req = impl.BuildRequest(request);
 
@@ -620,7 +621,7 @@ util::StatusOr<HttpResponse> HttpTransport::Do(HttpRequest request) {
       if (!reused) {
         impl.connections_opened.fetch_add(1);
         if (beast::error_code ec = conn->Connect(impl.endpoint, impl.ConnectDeadline(deadline))) {
-          return ErrorStatus(ec, request.stop, what);
+          return ErrorStatus(ec, request.stop, what());
         }
       }
       conn->SetDeadline(deadline);
@@ -631,7 +632,7 @@ util::StatusOr<HttpResponse> HttpTransport::Do(HttpRequest request) {
       if (ec) {
         retry = reused && attempt == 0 && !parser.got_some() &&
                 (!wrote || IsConnectionClosed(ec)) && !request.stop.stop_requested();
-        if (!retry) result = ErrorStatus(ec, request.stop, what);
+        if (!retry) result = ErrorStatus(ec, request.stop, what());
       } else {
         http::response<http::string_body> res = parser.release();
         keep_alive = res.keep_alive();
