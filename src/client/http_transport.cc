@@ -481,7 +481,8 @@ struct HttpTransport::Impl {
     return file_token;
   }
 
-  http::request<http::string_body> BuildRequest(const HttpRequest& r) {
+  // Takes the body out of `r`: the caller's copy of the request is spent.
+  http::request<http::string_body> BuildRequest(HttpRequest& r) {
     boost::urls::url u;
     u.set_path(endpoint.base_path + r.path);
     for (const auto& [k, v] : r.query) u.params().append({k, v});
@@ -502,7 +503,7 @@ struct HttpTransport::Impl {
     }
     if (!r.body.empty() || verb == http::verb::post || verb == http::verb::put ||
         verb == http::verb::patch) {
-      req.body() = r.body;
+      req.body() = std::move(r.body);
     }
     req.keep_alive(true);
     req.prepare_payload();
