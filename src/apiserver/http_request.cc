@@ -17,7 +17,7 @@ void SetRequestTarget(std::string_view target, Request* req) {
   }
 }
 
-Request ToRequest(const boost::beast::http::request<boost::beast::http::string_body>& in,
+Request ToRequest(boost::beast::http::request<boost::beast::http::string_body> in,
                   const std::string& remote) {
   Request req;
   req.method = std::string(in.method_string());
@@ -28,7 +28,7 @@ Request ToRequest(const boost::beast::http::request<boost::beast::http::string_b
     for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     req.headers.emplace_back(std::move(name), std::string(f.value()));
   }
-  req.body = in.body();
+  req.body = std::move(in.body());
   return req;
 }
 

@@ -17,8 +17,8 @@ namespace converge::apiserver {
 // that does not parse keeps its raw path (up to '?') and no query.
 void SetRequestTarget(std::string_view target, Request* req);
 
-// An HTTP/1.1 request as parsed by Beast.
-Request ToRequest(const boost::beast::http::request<boost::beast::http::string_body>& in,
+// An HTTP/1.1 request as parsed by Beast; its body is moved, not copied.
+Request ToRequest(boost::beast::http::request<boost::beast::http::string_body> in,
                   const std::string& remote);
 
 }  // namespace converge::apiserver

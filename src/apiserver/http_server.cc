@@ -34,11 +34,12 @@ namespace {
 
 constexpr size_t kHeaderLimit = 64 * 1024;
 
-http::response<http::string_body> ToHttp(const Response& r, unsigned version, bool keep_alive) {
+// Takes the body out of `r`.
+http::response<http::string_body> ToHttp(Response& r, unsigned version, bool keep_alive) {
   http::response<http::string_body> out{static_cast<http::status>(r.status), version};
   out.set(http::field::content_type, r.content_type);
   for (const auto& [k, v] : r.headers) out.set(k, v);
-  out.body() = r.body;
+  out.body() = std::move(r.body);
   out.keep_alive(keep_alive);
   out.prepare_payload();
   return out;
@@ -453,7 +454,7 @@ asio::awaitable<void> HttpServer::Impl::Session(Stream stream, std::string remot
     http::request<http::string_body> in = parser.release();
     const unsigned version = in.version();
     const bool keep_alive = in.keep_alive();
-    Request req = ToRequest(in, remote);
+    Request req = ToRequest(std::move(in), remote);
     req.has_client_cert = peer.has_cert;
     req.client_cert_cn = peer.cn;
     req.client_cert_orgs = peer.orgs;
