@@ -205,6 +205,18 @@ INSTANTIATE_TEST_SUITE_P(
             "{}",
             R"({"f:spec":{"f:template":{"f:metadata":{"f:labels":{"f:tier":{}}},"f:spec":)"
             R"({"f:containers":{"k:{\"name\":\"log\"}":{".":{},"f:image":{},"f:name":{}}}}}}})"},
+        // One walk adding, changing and removing below shared prefixes (spec, spec.template):
+        // each of the three sets gets the nodes of its own paths only.
+        CompareCase{
+            "AddChangeAndRemoveUnderOnePrefix", kWeb,
+            R"({"spec":{"replicas":2,"template":{"metadata":{"labels":{"app":"web"}},)"
+            R"("spec":{"containers":[{"name":"nginx","image":"nginx:2","command":["a"]},)"
+            R"({"name":"log","image":"busybox"},{"name":"proxy","image":"envoy"}]}}}})",
+            R"({"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"proxy\"}":)"
+            R"({".":{},"f:image":{},"f:name":{}}}}}}})",
+            R"({"f:spec":{"f:replicas":{},"f:template":{"f:spec":{"f:containers":)"
+            R"({"k:{\"name\":\"nginx\"}":{"f:image":{}}}}}}})",
+            R"({"f:spec":{"f:template":{"f:metadata":{"f:labels":{"f:tier":{}}}}}})"},
         // For typed fields null is absent (a Go nil pointer); {} versus absent is a leaf change.
         CompareCase{"NullIsAbsentEmptyIsNot", R"({"spec":{"paused":null,"template":{}}})",
                     R"({"spec":{"template":{"spec":{"securityContext":{}}}}})",

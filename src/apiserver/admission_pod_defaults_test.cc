@@ -49,6 +49,29 @@ TEST_F(PodDefaultsTest, DefaultServiceAccountAndApiAccessVolume) {
   EXPECT_EQ(spec.at("containers").at(1).at("volumeMounts").as_array().size(), 1u);
 }
 
+// The volume upstream's plugin adds, whole; every pod gets its own copy of it.
+TEST_F(PodDefaultsTest, ApiAccessVolumeIsUpstreamsProjectedVolume) {
+  const json::value want = json::parse(R"({"defaultMode":420,"sources":[
+      {"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},
+      {"configMap":{"name":"kube-root-ca.crt","items":[{"key":"ca.crt","path":"ca.crt"}]}},
+      {"downwardAPI":{"items":[{"fieldRef":{"apiVersion":"v1","fieldPath":"metadata.namespace"},
+                                "path":"namespace"}]}}]})");
+  ServiceAccountAdmission plugin(nullptr);
+  api::Object first = Pod(R"({"containers":[{"name":"a"}]})");
+  AdmissionAttributes a = Attrs(&first);
+  ASSERT_FALSE(plugin.Admit(a).has_value());
+  json::object& volume =
+      first.mutable_doc()["spec"].as_object()["volumes"].as_array()[0].as_object();
+  ASSERT_EQ(volume.size(), 2u);  // name and projected
+  EXPECT_EQ(volume.at("projected"), want);
+  volume["projected"].as_object()["defaultMode"] = 384;  // a change to one pod's copy
+
+  api::Object second = Pod(R"({"containers":[{"name":"a"}]})");
+  AdmissionAttributes b = Attrs(&second);
+  ASSERT_FALSE(plugin.Admit(b).has_value());
+  EXPECT_EQ(second.doc().at("spec").at("volumes").at(0).at("projected"), want);
+}
+
 TEST_F(PodDefaultsTest, AutomountOffOnThePodOrItsServiceAccount) {
   api::Object off = Pod(R"({"automountServiceAccountToken":false,"containers":[{"name":"a"}]})");
   ServiceAccountAdmission plugin(
@@ -87,6 +110,15 @@ TEST_F(PodDefaultsTest, TolerationsForNotReadyAndUnreachable) {
   EXPECT_EQ(t[0].at("tolerationSeconds"), 10);  // the pod's own stays
   EXPECT_EQ(t[1].at("key"), "node.kubernetes.io/not-ready");
   EXPECT_EQ(t[1].at("tolerationSeconds"), 300);
+
+  api::Object none = Pod(R"({"containers":[{"name":"a"}]})");
+  AdmissionAttributes c = Attrs(&none);
+  ASSERT_FALSE(plugin.Admit(c).has_value());
+  EXPECT_EQ(none.doc().at("spec").at("tolerations"), json::parse(R"([
+      {"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute",
+       "tolerationSeconds":300},
+      {"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute",
+       "tolerationSeconds":300}])"));
 
   api::Object all = Pod(R"({"containers":[{"name":"a"}],"tolerations":[{"operator":"Exists"}]})");
   AdmissionAttributes b = Attrs(&all);

@@ -165,10 +165,16 @@ TEST(HttpTransportTest, RequestTimeoutIsDeadlineExceeded) {
   });
   server.Start();
   auto t = NewTransport({.server = server.url()});
-  util::StatusOr<HttpResponse> resp =
-      t->Do({.path = "/slow", .timeout = std::chrono::milliseconds(50)});
+  util::StatusOr<HttpResponse> resp = t->Do({.method = "POST",
+                                             .path = "/slow",
+                                             .body = R"({"kind":"Pod"})",
+                                             .timeout = std::chrono::milliseconds(50)});
   EXPECT_EQ(resp.status().code(), util::Code::kDeadlineExceeded) << resp.status().ToString();
+  // The error names the request, whose body went into the HTTP message (and to the server).
+  EXPECT_EQ(resp.status().message(), "POST " + server.url() + "/slow: timed out");
   gate.Open();
+  ASSERT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(server.requests()[0].body, R"({"kind":"Pod"})");
 }
 
 TEST(HttpTransportTest, StopTokenCancelsARequestInFlight) {
