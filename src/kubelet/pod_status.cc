@@ -230,10 +230,17 @@ json::object BuildPodStatus(const PodMachine& m, std::string_view pod_scheduled_
 
 std::string BuildStatusPatch(std::string_view uid, const json::object& status) {
   json::object st = status;
-  if (const json::value* conds = status.if_contains("conditions"); conds && conds->is_array()) {
+  if (json::value* conds = st.if_contains("conditions"); conds && conds->is_array()) {
     json::array order;
-    for (const json::value& c : conds->get_array()) {
-      order.push_back(json::object{{"type", c.as_object().at("type")}});
+    for (json::value& c : conds->get_array()) {
+      json::object& cond = c.as_object();
+      order.push_back(json::object{{"type", cond.at("type")}});
+      // Conditions merge by type: a condition that had a reason or message (Ready False,
+      // ContainersNotReady) and has none now (Ready True) must clear them, as the null members
+      // of upstream's two-way merge patch do.
+      for (const char* key : {"reason", "message"}) {
+        if (!cond.contains(key)) cond[key] = nullptr;
+      }
     }
     st["$setElementOrder/conditions"] = std::move(order);
   }

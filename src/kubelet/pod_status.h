@@ -28,7 +28,8 @@ boost::json::object BuildPodStatus(const PodMachine& machine, std::string_view p
 
 // The body of the strategic-merge patch on pods/status that sets `status` for the pod with
 // `uid` (metadata.uid makes it apply to that incarnation only; $setElementOrder keeps the
-// conditions in upstream's order).
+// conditions in upstream's order). Members the status lacks are sent as null where an earlier
+// status may have set them: the pod's reason and message, and each condition's.
 std::string BuildStatusPatch(std::string_view uid, const boost::json::object& status);
 
 // A fingerprint of the kubelet-owned parts of a status: equal fingerprints mean writing one over

@@ -6,6 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "api/schema_registry.h"
+#include "api/strategic_merge_patch.h"
+
 namespace converge::kubelet {
 namespace {
 
@@ -76,6 +79,31 @@ TEST(PodStatusTest, PatchKeepsConditionOrderAndClearsReason) {
             R"([{"type":"Initialized"},{"type":"Ready"}])");
   EXPECT_TRUE(st.at("reason").is_null());
   EXPECT_TRUE(st.at("message").is_null());
+  for (const json::value& c : st.at("conditions").as_array()) {
+    EXPECT_TRUE(c.as_object().at("reason").is_null()) << json::serialize(c);
+    EXPECT_TRUE(c.as_object().at("message").is_null()) << json::serialize(c);
+  }
+}
+
+// Ready goes False (ContainersNotReady, with a message) → True: the second patch, applied as the
+// API server applies it, leaves no reason or message behind on the condition.
+TEST(PodStatusTest, StatusPatchClearsAConditionsOldReason) {
+  json::object pod = Parse(R"({"metadata":{"uid":"uid-1"},"status":{}})");
+  auto apply = [&](std::string_view status_text) {
+    json::object patch = Parse(BuildStatusPatch("uid-1", Parse(status_text)));
+    auto merged = api::ApplyStrategicMergePatch(
+        json::value(pod), patch, api::BuiltinSchemas().FindType("io.k8s.api.core.v1.Pod"));
+    ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+    pod = merged->as_object();
+  };
+  apply(R"({"phase":"Pending","conditions":[{"type":"Ready","status":"False",
+      "reason":"ContainersNotReady","message":"containers with unready status: [c]"}]})");
+  EXPECT_EQ(pod.at("status").at("conditions").at(0).at("reason").as_string(), "ContainersNotReady");
+  apply(R"({"phase":"Running","conditions":[{"type":"Ready","status":"True"}]})");
+  const json::object& ready = pod.at("status").at("conditions").at(0).as_object();
+  EXPECT_EQ(ready.at("status").as_string(), "True");
+  EXPECT_FALSE(ready.contains("reason")) << json::serialize(ready);
+  EXPECT_FALSE(ready.contains("message")) << json::serialize(ready);
 }
 
 TEST(PodStatusTest, CanonicalHashSortsKeysAndDropsEmptiesButKeepsStructure) {
