@@ -774,8 +774,9 @@ util::StatusOr<std::unique_ptr<store::WatchStream>> Cacher::WatchFrom(store::Rev
   wr.start_revision = start;
   wr.progress_notify = true;
   // Caches without objects take a change's previous state from the event (upstream's cacher
-  // always asks for it).
+  // always asks for it); the others have it, and the store need not decompress it for them.
   wr.prev_kv = !options_.history_only.empty();
+  wr.prev_kv_prefixes.assign(options_.history_only.begin(), options_.history_only.end());
   return kv_->Watch(wr);
 }
 

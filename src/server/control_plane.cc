@@ -62,6 +62,7 @@ util::Status ControlPlane::Start() {
     store::EmbeddedStoreOptions so;
     so.dir = (fs::path(options_.data_dir) / "store").string();
     so.fsync = options_.fsync;
+    if (options_.store_map_size != 0) so.map_size = options_.store_map_size;
     auto kv = store::OpenEmbeddedStore(so);
     if (!kv.ok()) return kv.status().WithContext("opening the store in " + so.dir);
     kv_ = std::move(*kv);

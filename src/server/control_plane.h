@@ -31,6 +31,8 @@ struct ControlPlaneOptions {
   std::vector<std::string> etcd_endpoints;
   std::string listen = "127.0.0.1:6443";
   bool fsync = true;
+  // The embedded store's map size (EmbeddedStoreOptions::map_size); 0: the store's default.
+  size_t store_map_size = 0;
   int workers = 64;
   int io_threads = 2;
   size_t watch_cache_size = 10000;

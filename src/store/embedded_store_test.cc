@@ -6,7 +6,9 @@
 #include <zstd.h>
 
 #include <filesystem>
+#include <future>
 #include <random>
+#include <thread>
 
 #include "store/group_writer.h"
 #include "store/index.h"
@@ -368,6 +370,87 @@ TEST_F(EmbeddedStoreTest, CompressibleValuesTakeLessThanAPageAndReadBackWhole) {
       }
     }
     store_.reset();
+  }
+}
+
+// Watchers that follow the writes live get each change's previous value whole when they asked
+// for prev_kv (the committer keeps it compressed for them), and none when they did not: puts and
+// deletes, range and single-key watchers, a key overwritten twice, and only for the keys under
+// prev_kv_prefixes when the watcher names some.
+TEST_F(EmbeddedStoreTest, LiveWatchersGetCompressedPreviousValuesOnlyWhenAsked) {
+  Open();
+  for (int i = 0; i < 3; ++i) Put("k" + std::to_string(i), Wordy(i));
+  auto next = [](WatchStream& w, size_t want) {
+    std::vector<Event> events;
+    while (events.size() < want) {
+      auto r = w.Next(std::stop_token());
+      EXPECT_TRUE(r.ok()) << r.status().ToString();
+      if (!r.ok()) break;
+      events.insert(events.end(), r->events.begin(), r->events.end());
+    }
+    return events;
+  };
+  struct Follower {
+    std::unique_ptr<WatchStream> stream;
+    std::future<std::vector<Event>> events;
+  };
+  // Each follower reads the warm-up write, then waits in the hub for the rest (live delivery,
+  // not a read of the history).
+  auto follow = [&](std::string key, std::string end, bool prev, size_t want,
+                    std::vector<std::string> prefixes = {}) {
+    auto w = store_->Watch(
+        WatchRequest{.key = key, .range_end = end, .prev_kv = prev, .prev_kv_prefixes = prefixes});
+    EXPECT_TRUE(w.ok()) << w.status().ToString();
+    Follower f{std::move(w).value(), {}};
+    WatchStream* s = f.stream.get();
+    f.events = std::async(std::launch::async, [s, want, next] {
+      next(*s, 1);  // the warm-up write
+      return next(*s, want);
+    });
+    return f;
+  };
+  Follower range_prev = follow("k", "l", true, 4);
+  Follower range_plain = follow("k", "l", false, 4);
+  Follower single_prev = follow("k1", "", true, 2);
+  Follower k1_prev = follow("k", "l", true, 4, {"k1"});
+  Put("k1", Wordy(1));                                          // warm-up: the same value again
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the followers wait in the hub
+  Put("k0", Wordy(10));
+  Put("k1", Wordy(11));
+  Delete("k2");
+  TxnRequest txn;  // k1 again, in a transaction
+  txn.success.push_back(PutRequest{.key = "k1", .value = Wordy(21)});
+  ASSERT_TRUE(store_->Txn(std::move(txn)).ok());
+
+  std::vector<Event> with = range_prev.events.get();
+  ASSERT_EQ(with.size(), 4u);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"k0", Wordy(0)}, {"k1", Wordy(1)}, {"k2", Wordy(2)}, {"k1", Wordy(11)}};
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(with[i].kv->key, want[i].first);
+    ASSERT_NE(with[i].prev_kv, nullptr);
+    EXPECT_EQ(with[i].prev_kv->key, want[i].first);
+    EXPECT_EQ(with[i].prev_kv->value, want[i].second);
+  }
+  EXPECT_EQ(with[2].type, Event::Type::kDelete);
+  EXPECT_EQ(with[3].prev_kv->version, 3);
+  EXPECT_EQ(with[3].prev_kv->mod_revision, with[1].kv->mod_revision);
+  EXPECT_EQ(with[3].kv->version, 4);
+  EXPECT_EQ(with[3].kv->create_revision, with[1].kv->create_revision);
+  for (const Event& e : range_plain.events.get()) EXPECT_EQ(e.prev_kv, nullptr) << e.kv->key;
+  std::vector<Event> single = single_prev.events.get();
+  ASSERT_EQ(single.size(), 2u);
+  ASSERT_NE(single[0].prev_kv, nullptr);
+  EXPECT_EQ(single[0].prev_kv->value, Wordy(1));
+  ASSERT_NE(single[1].prev_kv, nullptr);
+  EXPECT_EQ(single[1].prev_kv->value, Wordy(11));
+  for (const Event& e : k1_prev.events.get()) {
+    if (e.kv->key == "k1") {
+      EXPECT_NE(e.prev_kv, nullptr) << "prev_kv_prefixes names k1";
+    } else {
+      EXPECT_EQ(e.prev_kv, nullptr) << e.kv->key << " is under none of prev_kv_prefixes";
+    }
   }
 }
 

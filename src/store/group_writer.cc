@@ -38,6 +38,18 @@ class GroupWriter::OverlayView : public KeyView {
     return base_.Materialize(item, keys_only);
   }
 
+  // The value `item` replaces, for its event: as a key-value if it is in memory or `now` (the
+  // caller answers with it), else as stored, left for the watchers that ask to decompress.
+  util::Status Previous(const Item& item, bool now, KeyValuePtr* prev,
+                        std::optional<StoredPrev>* stored) {
+    if (item.kv || now) {
+      CONVERGE_ASSIGN_OR_RETURN(*prev, base_.Materialize(item, /*keys_only=*/false));
+      return util::Status::Ok();
+    }
+    stored->emplace();
+    return base_.ReadStored(item, &**stored);
+  }
+
  private:
   GroupWriter* w_;
   IndexView base_;
@@ -151,16 +163,17 @@ util::Status GroupWriter::Put(PutRequest& put, const std::string* frame, Revisio
   std::vector<KeyView::Item> cur;
   CONVERGE_RETURN_IF_ERROR(view.List(put.key, "", &cur));
   KeyValuePtr prev;
+  std::optional<StoredPrev> stored_prev;
   if (!cur.empty()) {
-    CONVERGE_ASSIGN_OR_RETURN(prev, view.Materialize(cur[0], /*keys_only=*/false));
+    CONVERGE_RETURN_IF_ERROR(view.Previous(cur[0], put.prev_kv, &prev, &stored_prev));
   }
   const RevisionPair at{rev, (*sub)++};
   auto kv = std::make_shared<KeyValue>();
   kv->key = std::move(put.key);
   kv->value = std::move(put.value);
-  kv->create_revision = prev ? prev->create_revision : rev;
+  kv->create_revision = cur.empty() ? rev : cur[0].state.create_revision;
   kv->mod_revision = rev;
-  kv->version = prev ? prev->version + 1 : 1;
+  kv->version = cur.empty() ? 1 : cur[0].state.version + 1;
   kv->lease = put.lease;
   RecordView record;
   record.key = kv->key;
@@ -180,7 +193,7 @@ util::Status GroupWriter::Put(PutRequest& put, const std::string* frame, Revisio
   overlay_[kv->key] = OverlayEntry{true, KeyState{at, kv->create_revision, kv->version}, kv};
   changes_.push_back(Index::Change{kv->key, at, false});
   if (put.prev_kv) resp->prev_kv = prev;
-  events->events.push_back(Event{Event::Type::kPut, std::move(kv), std::move(prev)});
+  events->Add(Event{Event::Type::kPut, std::move(kv), std::move(prev)}, std::move(stored_prev));
   return util::Status::Ok();
 }
 
@@ -190,7 +203,9 @@ util::Status GroupWriter::Delete(const DeleteRangeRequest& del, Revision rev, in
   std::vector<KeyView::Item> items;
   CONVERGE_RETURN_IF_ERROR(view.List(del.key, del.range_end, &items));
   for (KeyView::Item& item : items) {
-    CONVERGE_ASSIGN_OR_RETURN(KeyValuePtr prev, view.Materialize(item, /*keys_only=*/false));
+    KeyValuePtr prev;
+    std::optional<StoredPrev> stored_prev;
+    CONVERGE_RETURN_IF_ERROR(view.Previous(item, del.prev_kv, &prev, &stored_prev));
     const RevisionPair at{rev, (*sub)++};
     RecordView record;
     record.key = item.key;
@@ -206,7 +221,8 @@ util::Status GroupWriter::Delete(const DeleteRangeRequest& del, Revision rev, in
     overlay_[std::move(item.key)] = OverlayEntry{false, KeyState{at, 0, 0}, nullptr};
     ++resp->deleted;
     if (del.prev_kv) resp->prev_kvs.push_back(prev);
-    events->events.push_back(Event{Event::Type::kDelete, std::move(tomb), std::move(prev)});
+    events->Add(Event{Event::Type::kDelete, std::move(tomb), std::move(prev)},
+                std::move(stored_prev));
   }
   return util::Status::Ok();
 }

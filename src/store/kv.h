@@ -150,6 +150,10 @@ struct WatchRequest {
   // Periodically (and on RequestProgress) deliver an empty response carrying the current
   // revision, once every event up to it has been delivered to this watcher.
   bool progress_notify = false;
+  // With prev_kv: when not empty, only events on keys under one of these prefixes need prev_kv.
+  // A store may still send it for other keys (the etcd store does), so callers must not rely on
+  // its absence; the embedded store skips it, and with it decompressing every overwritten value.
+  std::vector<std::string> prev_kv_prefixes;
 };
 
 struct WatchResponse {

@@ -74,16 +74,32 @@ util::Status IndexView::List(std::string_view start, std::string_view end, std::
   return util::Status::Ok();
 }
 
-util::StatusOr<KeyValuePtr> IndexView::Materialize(const Item& item, bool keys_only) {
-  if (item.kv) return item.kv;
-  RecordView record;
-  util::Status st = records_->Get(item.state.mod, &record);
+util::Status IndexView::GetRecord(const Item& item, RecordView* record) {
+  util::Status st = records_->Get(item.state.mod, record);
   if (st.code() == util::Code::kNotFound) {
     return util::DataLoss("store: the index names revision " + std::to_string(item.state.mod.main) +
                           " of \"" + item.key + "\" but the history has no such record");
   }
-  CONVERGE_RETURN_IF_ERROR(st);
+  return st;
+}
+
+util::StatusOr<KeyValuePtr> IndexView::Materialize(const Item& item, bool keys_only) {
+  if (item.kv) return item.kv;
+  RecordView record;
+  CONVERGE_RETURN_IF_ERROR(GetRecord(item, &record));
   return MakeKeyValue(item.state.mod, record, keys_only);
+}
+
+util::Status IndexView::ReadStored(const Item& item, StoredPrev* out) {
+  RecordView record;
+  CONVERGE_RETURN_IF_ERROR(GetRecord(item, &record));
+  out->mod = item.state.mod;
+  out->value.assign(record.value);
+  out->compressed = record.compressed;
+  out->create_revision = record.create_revision;
+  out->version = record.version;
+  out->lease = record.lease;
+  return util::Status::Ok();
 }
 
 util::StatusOr<bool> EvaluateCompare(KeyView& view, const Compare& c) {

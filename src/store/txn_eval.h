@@ -14,6 +14,7 @@
 #include "store/index.h"
 #include "store/kv.h"
 #include "store/log_tail.h"
+#include "store/watch_events.h"
 #include "util/status.h"
 
 namespace converge::store {
@@ -42,8 +43,12 @@ class IndexView : public KeyView {
       : index_(index), records_(records), at_(at) {}
   util::Status List(std::string_view start, std::string_view end, std::vector<Item>* out) override;
   util::StatusOr<KeyValuePtr> Materialize(const Item& item, bool keys_only) override;
+  // The record behind `item` as stored (its value not decompressed), copied into `out`.
+  util::Status ReadStored(const Item& item, StoredPrev* out);
 
  private:
+  util::Status GetRecord(const Item& item, RecordView* record);
+
   const Index* index_;
   const ReadView* records_;
   Revision at_;

@@ -18,13 +18,26 @@ WatchResponse CanceledResponse(Revision header, const char* reason, Revision com
   return r;
 }
 
+// The events of `rev` on keys in [start, end) (an etcd range: see kv.h), with their stored
+// previous values.
+RevisionEventsPtr EventsInRange(const RevisionEvents& rev, std::string_view start,
+                                std::string_view end) {
+  auto out = std::make_shared<RevisionEvents>();
+  out->revision = rev.revision;
+  for (size_t i = 0; i < rev.events.size(); ++i) {
+    if (!KeyInRange(rev.events[i].kv->key, start, end)) continue;
+    out->Add(rev.events[i], i < rev.stored_prev.size() ? rev.stored_prev[i] : std::nullopt);
+  }
+  return out;
+}
+
 }  // namespace
 
 struct WatchHub::Group {
   struct LogEntry {
     Revision rev = 0;
-    std::shared_ptr<const std::vector<Event>> events;
-    uint64_t end_count = 0;  // events appended to the group up to and including this entry
+    RevisionEventsPtr events;  // the group's events of revision `rev`
+    uint64_t end_count = 0;    // events appended to the group up to and including this entry
   };
 
   Group(std::string k, std::string e, Revision covered)
@@ -58,6 +71,7 @@ class WatchHub::Watcher final : public WatchStream {
         key_(req.key),
         end_(req.range_end),
         prev_kv_(req.prev_kv),
+        prev_kv_prefixes_(req.prev_kv_prefixes),
         progress_notify_(req.progress_notify),
         next_rev_(next_rev),
         final_(std::move(final_response)) {}
@@ -84,14 +98,24 @@ class WatchHub::Watcher final : public WatchStream {
     hub_->Leave(this);
     return response;
   }
-  void AppendEvents(const std::vector<Event>& events, WatchResponse* resp) const {
-    for (const Event& e : events) {
-      if (prev_kv_) {
-        resp->events.push_back(e);
+  util::Status AppendEvents(const RevisionEvents& events, WatchResponse* resp) const {
+    for (size_t i = 0; i < events.events.size(); ++i) {
+      const Event& e = events.events[i];
+      if (WantsPrev(e.kv->key)) {
+        CONVERGE_ASSIGN_OR_RETURN(KeyValuePtr prev, PrevKeyValue(events, i));
+        resp->events.push_back(Event{e.type, e.kv, std::move(prev)});
       } else {
         resp->events.push_back(Event{e.type, e.kv, nullptr});
       }
     }
+    return util::Status::Ok();
+  }
+
+  bool WantsPrev(std::string_view key) const {
+    if (!prev_kv_) return false;
+    if (prev_kv_prefixes_.empty()) return true;
+    return std::any_of(prev_kv_prefixes_.begin(), prev_kv_prefixes_.end(),
+                       [key](const std::string& p) { return key.starts_with(p); });
   }
 
   // Constant after construction.
@@ -99,6 +123,7 @@ class WatchHub::Watcher final : public WatchStream {
   const std::string key_;
   const std::string end_;
   const bool prev_kv_;
+  const std::vector<std::string> prev_kv_prefixes_;
   const bool progress_notify_;
 
   Revision next_rev_;                   // consumer thread
@@ -164,7 +189,7 @@ util::StatusOr<WatchResponse> WatchHub::Watcher::NextSynced(std::stop_token stop
       r.events.reserve(std::min<uint64_t>(g.log.back().end_count - before, max_events + 64));
       while (cursor_ < g.end_seq() && (r.events.empty() || r.events.size() < max_events)) {
         const Group::LogEntry& e = g.at(cursor_++);
-        AppendEvents(*e.events, &r);
+        CONVERGE_RETURN_IF_ERROR(AppendEvents(*e.events, &r));
         next_rev_ = e.rev + 1;
       }
       r.header_revision = std::max(hub_->notified_revision(), next_rev_ - 1);
@@ -241,25 +266,18 @@ void WatchHub::Publish(Revision last, std::vector<RevisionEventsPtr> revisions) 
       for (const Event& e : rev->events) {
         auto it = single_groups_.find(e.kv->key);
         if (it == single_groups_.end()) continue;
-        pending[it->second.get()].push_back(
-            Group::LogEntry{rev->revision, std::make_shared<const std::vector<Event>>(1, e), 0});
+        std::vector<Group::LogEntry>& entries = pending[it->second.get()];
+        // One entry per revision, with every event on the key (etcd allows one per txn).
+        if (!entries.empty() && entries.back().rev == rev->revision) continue;
+        entries.push_back(Group::LogEntry{rev->revision, EventsInRange(*rev, e.kv->key, ""), 0});
       }
     }
     for (auto& [range, g] : range_groups_) {
       size_t matches = 0;
       for (const Event& e : rev->events) matches += KeyInRange(e.kv->key, g->key, g->end);
       if (matches == 0) continue;
-      std::shared_ptr<const std::vector<Event>> events;
-      if (matches == rev->events.size()) {
-        events = std::shared_ptr<const std::vector<Event>>(rev, &rev->events);  // aliasing
-      } else {
-        auto filtered = std::make_shared<std::vector<Event>>();
-        filtered->reserve(matches);
-        for (const Event& e : rev->events) {
-          if (KeyInRange(e.kv->key, g->key, g->end)) filtered->push_back(e);
-        }
-        events = std::move(filtered);
-      }
+      RevisionEventsPtr events =
+          matches == rev->events.size() ? rev : EventsInRange(*rev, g->key, g->end);
       pending[g.get()].push_back(Group::LogEntry{rev->revision, std::move(events), 0});
     }
   }
@@ -268,7 +286,7 @@ void WatchHub::Publish(Revision last, std::vector<RevisionEventsPtr> revisions) 
       std::lock_guard glock(g->mu);
       uint64_t count = g->log.empty() ? g->trimmed_count : g->log.back().end_count;
       for (Group::LogEntry& e : entries) {
-        count += e.events->size();
+        count += e.events->events.size();
         e.end_count = count;
         g->log.push_back(std::move(e));
       }
