@@ -4,8 +4,10 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <set>
+#include <unordered_set>
 #include <variant>
 
 #include "api/yaml.h"
@@ -338,7 +340,11 @@ class Walker {
   std::optional<std::string> type_error_;
 };
 
-// SAX handler that records keys seen twice in one object.
+// SAX handler that records keys seen twice in one object. The keys of the open objects sit on
+// one stack, an object's keys contiguous, compared linearly while the object is small and through
+// a hash set once it is not; a key's path ("spec.containers[0].name") is built from the stack
+// only when it repeats, or for every key with record_all (ScanJsonKeys). Every request body goes
+// through here, so no allocation per key or per object in the common case.
 class DuplicateHandler {
  public:
   static constexpr std::size_t max_object_size = std::size_t(-1);
@@ -355,22 +361,21 @@ class DuplicateHandler {
   bool on_document_end(boost::system::error_code&) { return true; }
   bool on_object_begin(boost::system::error_code&) {
     BeginValue();
-    frames_.push_back({true, {}, PathLen(), 0, {}});
+    frames_.push_back(Frame{true, keys_.size(), 0, nullptr});
     return true;
   }
   bool on_object_end(std::size_t, boost::system::error_code&) {
+    keys_.resize(frames_.back().keys_begin);
     frames_.pop_back();
-    EndValue();
     return true;
   }
   bool on_array_begin(boost::system::error_code&) {
     BeginValue();
-    frames_.push_back({false, {}, PathLen(), 0, {}});
+    frames_.push_back(Frame{false, keys_.size(), 0, nullptr});
     return true;
   }
   bool on_array_end(std::size_t, boost::system::error_code&) {
     frames_.pop_back();
-    EndValue();
     return true;
   }
   bool on_key_part(std::string_view s, std::size_t, boost::system::error_code&) {
@@ -379,13 +384,13 @@ class DuplicateHandler {
   }
   bool on_key(std::string_view s, std::size_t, boost::system::error_code&) {
     key_.append(s);
-    Frame& f = frames_.back();
-    path_.resize(f.path_len);
-    if (!path_.empty()) path_ += '.';
-    path_ += key_;
-    const bool duplicate = !f.keys.insert(key_).second;
-    if (duplicate) duplicates.push_back(path_);
-    if (record_all) keys.push_back({path_, duplicate});
+    const bool duplicate = SeenBefore(frames_.back());
+    if (duplicate || record_all) {
+      std::string path = PathOf(key_);
+      if (duplicate) duplicates.push_back(path);
+      if (record_all) keys.push_back({std::move(path), duplicate});
+    }
+    keys_.push_back(std::move(key_));  // a repeat too: its value's keys name it in their paths
     key_.clear();
     return true;
   }
@@ -401,30 +406,62 @@ class DuplicateHandler {
   bool on_comment(std::string_view, boost::system::error_code&) { return true; }
 
  private:
+  // Objects with more keys than this look keys up in a hash set.
+  static constexpr size_t kLinearKeys = 16;
+
   struct Frame {
     bool object;
-    std::set<std::string> keys;
-    size_t path_len;  // path length of the container itself
-    size_t index;     // next array index
-    std::string unused;
+    size_t keys_begin;  // an object's keys are keys_[keys_begin, ...)
+    size_t next_index;  // an array's next element
+    std::unique_ptr<std::unordered_set<std::string>> many;  // a large object's keys
   };
-  size_t PathLen() const { return path_.size(); }
-  // Before a value inside an array, the path gets "[i]".
-  void BeginValue() {
-    if (!frames_.empty() && !frames_.back().object) {
-      Frame& f = frames_.back();
-      path_.resize(f.path_len);
-      path_ += "[" + std::to_string(f.index++) + "]";
+
+  // Whether key_ was seen before in the object `f` (which is the innermost frame).
+  bool SeenBefore(Frame& f) {
+    if (f.many) return !f.many->insert(key_).second;
+    for (size_t i = f.keys_begin; i < keys_.size(); ++i) {
+      if (keys_[i] == key_) return true;
     }
+    if (keys_.size() - f.keys_begin + 1 > kLinearKeys) {
+      f.many = std::make_unique<std::unordered_set<std::string>>(keys_.begin() + f.keys_begin,
+                                                                 keys_.end());
+      f.many->insert(key_);
+    }
+    return false;
   }
-  void EndValue() {}
+
+  // The path of `key` in the innermost object: each container's place in its parent (the
+  // parent object's current key, the last on the stack below the container's own keys; or the
+  // parent array's current index), then the key.
+  std::string PathOf(std::string_view key) const {
+    std::string path;
+    for (size_t d = 1; d < frames_.size(); ++d) {
+      const Frame& parent = frames_[d - 1];
+      if (parent.object) {
+        if (!path.empty()) path += '.';
+        path += keys_[frames_[d].keys_begin - 1];
+      } else {
+        path += '[';
+        path += std::to_string(parent.next_index - 1);
+        path += ']';
+      }
+    }
+    if (!path.empty()) path += '.';
+    path += key;
+    return path;
+  }
+
+  // Before a value inside an array, the array moves to its next element.
+  void BeginValue() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().next_index;
+  }
   bool Scalar() {
     BeginValue();
     return true;
   }
 
   std::vector<Frame> frames_;
-  std::string path_;
+  std::vector<std::string> keys_;
   std::string key_;
 };
 

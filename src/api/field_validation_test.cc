@@ -77,6 +77,25 @@ TEST(FindDuplicateFields, PathsOfRepeatedKeys) {
   EXPECT_FALSE(FindDuplicateFields("{").ok());
 }
 
+// Objects past the linear scan's size (their keys go into a hash set), nested arrays, a root
+// array, escaped keys, and the keys below a repeated key.
+TEST(FindDuplicateFields, LargeObjectsNestedArraysAndEscapes) {
+  std::string many = "{";
+  for (int i = 0; i < 40; ++i) many += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  many += R"("k3":0,"k39":1,"k40":{"x":1,"x":2}})";
+  EXPECT_THAT(*FindDuplicateFields(many), ElementsAre("k3", "k39", "k40.x"));
+  EXPECT_THAT(*FindDuplicateFields(R"({"a":[[{"b":1}],[{"c":1},{"b":1,"b":2}]]})"),
+              ElementsAre("a[1][1].b"));
+  EXPECT_THAT(*FindDuplicateFields(R"([{"a":1},{"a":1,"a":2}])"), ElementsAre("[1].a"));
+  EXPECT_THAT(*FindDuplicateFields(R"({"a\u0062":1,"ab":2})"), ElementsAre("ab"));
+  EXPECT_THAT(*FindDuplicateFields(R"({"m":{"n":1},"m":{"n":2,"n":3}})"), ElementsAre("m", "m.n"));
+  auto keys = ScanJsonKeys(R"({"a":{"b":[{"c":1,"c":2}]},"d":1})");
+  ASSERT_TRUE(keys.ok());
+  std::vector<std::string> paths;
+  for (const JsonKey& k : *keys) paths.push_back(k.path + (k.duplicate ? "!" : ""));
+  EXPECT_THAT(paths, ElementsAre("a", "a.b", "a.b[0].c", "a.b[0].c!", "d"));
+}
+
 struct TypeCase {
   std::string name;
   std::string body;
