@@ -343,7 +343,8 @@ size_t WatchCache::offers() const {
   return offers_.size();
 }
 
-CachedObjectPtr WatchCache::TakeOffer(const store::KeyValue& kv) {
+CachedObjectPtr WatchCache::TakeOffer(const store::KeyValue& kv,
+                                      std::shared_ptr<const std::string>* json) {
   std::shared_ptr<PendingWrite> taken;
   {
     std::lock_guard lock(offers_mu_);
@@ -356,7 +357,10 @@ CachedObjectPtr WatchCache::TakeOffer(const store::KeyValue& kv) {
       }
     }
   }
-  return taken ? taken->Entry(kv.mod_revision) : nullptr;
+  if (!taken) return nullptr;
+  CachedObjectPtr entry = taken->Entry(kv.mod_revision);
+  *json = entry->JsonIfAtHand();  // while `taken`, which holds it, is alive
+  return entry;
 }
 
 void WatchCache::SettleOffers(store::Revision revision) {
@@ -451,11 +455,11 @@ void WatchCache::DispatchLocked(const WatchEventPtr& ev,
   }
 }
 
-void WatchCache::KeepJsonAtHandLocked(const CachedObject& obj) {
+void WatchCache::KeepJsonAtHandLocked(const CachedObject& obj,
+                                      std::shared_ptr<const std::string> json) {
   if (options_.recent_json == 0 || !obj.compressed()) return;
   // Only what is at hand: the writer's spliced bytes (PendingWrite::Entry). A version built from
   // the store's event is not decompressed for this.
-  std::shared_ptr<const std::string> json = obj.JsonIfAtHand();
   if (json == nullptr) return;
   if (recent_json_.size() < options_.recent_json) {
     recent_json_.push_back(std::move(json));
@@ -486,6 +490,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
     const store::Event* ev;
     CachedObjectPtr obj;
     CachedObjectPtr prev;  // without keep_objects: the store's previous value, if any
+    std::shared_ptr<const std::string> json = nullptr;  // obj's JSON, if an offer had it at hand
   };
   std::vector<Change> changes;
   changes.reserve(events.size());
@@ -500,8 +505,9 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
       continue;
     }
     if (e.type == store::Event::Type::kPut) {
-      if (CachedObjectPtr offered = TakeOffer(*e.kv)) {
-        changes.push_back({&e, std::move(offered), std::move(prev)});
+      std::shared_ptr<const std::string> json;
+      if (CachedObjectPtr offered = TakeOffer(*e.kv, &json)) {
+        changes.push_back({&e, std::move(offered), std::move(prev), std::move(json)});
         continue;
       }
       auto obj = CachedObject::FromKeyValue(*info_, *e.kv, Holding::kInCache);
@@ -521,7 +527,7 @@ void WatchCache::Apply(const std::vector<store::Event>& events, store::Revision 
     std::lock_guard lock(mu_);
     for (Change& c : changes) {
       if (c.obj) {
-        KeepJsonAtHandLocked(*c.obj);
+        KeepJsonAtHandLocked(*c.obj, std::move(c.json));
         KeepObjectAtHandLocked(*c.obj, &dropped);
       }
       if (!options_.keep_objects) {

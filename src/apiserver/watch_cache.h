@@ -270,8 +270,10 @@ class WatchCache {
   // Drops events beyond history_capacity, and those older than the window beyond history_min.
   void TrimHistoryLocked(util::Clock::TimePoint now);
 
-  // The entry of the offered write that put exactly `kv`, if any (the offer is removed).
-  CachedObjectPtr TakeOffer(const store::KeyValue& kv);
+  // The entry of the offered write that put exactly `kv`, if any (the offer is removed), and in
+  // *json its JSON as the write spliced it: the write holds it, and may be gone once the offer is
+  // (the writer has its answer), taking the entry's weakly held JSON with it.
+  CachedObjectPtr TakeOffer(const store::KeyValue& kv, std::shared_ptr<const std::string>* json);
   // Everything up to `revision` is applied: drops the committed offers it did not take.
   void SettleOffers(store::Revision revision);
 
@@ -343,7 +345,8 @@ class WatchCache {
   // entries' json() shares it while it is here. Guarded by mu_.
   std::vector<std::shared_ptr<const std::string>> recent_json_;
   size_t recent_next_ = 0;  // guarded by mu_
-  void KeepJsonAtHandLocked(const CachedObject& obj);
+  // Keeps `json`, the JSON of compressed entry `obj` (null: none at hand), in recent_json_.
+  void KeepJsonAtHandLocked(const CachedObject& obj, std::shared_ptr<const std::string> json);
   // The newest versions' parsed objects (WatchCacheOptions::recent_objects), a ring. Guarded
   // by mu_.
   std::vector<api::ObjectPtr> recent_objects_;

@@ -320,6 +320,31 @@ TEST(WatchCacheRecentJsonTest, TheNewestWritesKeepTheirJsonAtHand) {
   EXPECT_EQ(a->JsonIfAtHand(), nullptr);
 }
 
+// A writer that has its answer and lets go of its write before the cache applies the store's
+// event: the entry's JSON, held by the write until then, is still what the cache keeps.
+TEST(WatchCacheRecentJsonTest, JsonIsKeptWhenTheWriterIsGoneFirst) {
+  WatchCache cache(ConfigMapsInfo(), {.watcher_buffer = 100, .recent_json = 2});
+  std::string data;
+  for (int i = 0; i < 40; ++i) data += "line " + std::to_string(i) + " of a compressible value\n";
+  json::object doc = json::parse(Json("a", "db")).as_object();
+  doc["data"] = json::object{{"text", data}};
+  api::Object obj(doc);
+  auto w = std::make_shared<PendingWrite>(ConfigMapsInfo(), "/registry/configmaps/default/a", obj,
+                                          EncodeObject(obj.doc()));
+  cache.Offer(w);
+  const std::string value = w->json();
+  CachedObjectPtr answer = w->Entry(2);  // the writer's response
+  ASSERT_TRUE(answer->compressed());
+  cache.Committed(w, 2);
+  w.reset();
+  answer.reset();
+  cache.Apply({PutValue("a", value, 2, 2)}, 2);
+  CachedObjectPtr cached = cache.Get("/registry/configmaps/default/a");
+  ASSERT_NE(cached, nullptr);
+  ASSERT_NE(cached->JsonIfAtHand(), nullptr) << "the cache let the write take its JSON away";
+  EXPECT_EQ(json::parse(*cached->JsonIfAtHand()).at("metadata").at("resourceVersion"), "2");
+}
+
 // The newest versions' parsed objects stay alive (recent_objects of them) for in-process
 // watchers that read them later than others: a reader that dropped it does not make the next
 // one parse it again.
