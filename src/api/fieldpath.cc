@@ -594,4 +594,44 @@ util::StatusOr<FieldSet> FieldSet::FromFieldsV1(const json::value& v) {
   return out;
 }
 
+namespace {
+
+// Whether a fieldsV1 node is a member of its set: it says so ("."), or it has no children of a
+// type this version reads (ReadV1's rule; null reads as the empty object).
+bool EncodedNodeIsMember(const json::value& node) {
+  if (!node.is_object()) return true;
+  const json::object& o = node.get_object();
+  if (o.empty() || o.contains(".")) return true;
+  for (const json::key_value_pair& kv : o) {
+    const std::string_view k = kv.key();
+    if (k.size() >= 2 && k[1] == ':' &&
+        (k[0] == 'f' || k[0] == 'k' || k[0] == 'v' || k[0] == 'i')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool FieldSet::IntersectsFieldsV1(const json::object& v1) const {
+  if (v1.empty()) return false;
+  std::string key;
+  for (const PathElement& m : members_) {
+    key.clear();
+    m.AppendSerialized(key);
+    const json::value* node = v1.if_contains(key);
+    if (node != nullptr && EncodedNodeIsMember(*node)) return true;
+  }
+  for (const Child& c : children_) {
+    key.clear();
+    c.element.AppendSerialized(key);
+    const json::value* node = v1.if_contains(key);
+    if (node != nullptr && node->is_object() && c.set.IntersectsFieldsV1(node->get_object())) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace converge::api

@@ -140,6 +140,11 @@ class FieldSet {
   // skipped; malformed keys and non-object children are InvalidArgument, as is nesting deeper
   // than 1000 levels.
   static util::StatusOr<FieldSet> FromFieldsV1(const boost::json::value& v);
+  // Whether a member of this set is a member of the set `v1` encodes, read without decoding
+  // `v1`: the walk looks up only this set's elements, serialized, among `v1`'s keys. `v1` must be
+  // fieldsV1 as FromFieldsV1 accepts it and as ToFieldsV1 writes it (element keys in their
+  // serialized form; keys written otherwise are not found).
+  bool IntersectsFieldsV1(const boost::json::object& v1) const;
 
   // Tree access for the walkers in this module.
   const std::vector<PathElement>& members() const { return members_; }

@@ -258,6 +258,9 @@ TEST_P(SetAlgebra, MatchesUpstream) {
   EXPECT_EQ(subtracted, a.Difference(b));
   EXPECT_EQ(a.Union(b), b.Union(a));
   EXPECT_EQ(a.Intersection(b), b.Intersection(a));
+  // The walk over encoded sets agrees with the intersection of decoded ones, both ways round.
+  EXPECT_EQ(a.IntersectsFieldsV1(json::parse(c.b).as_object()), c.intersection != "{}");
+  EXPECT_EQ(b.IntersectsFieldsV1(json::parse(c.a).as_object()), c.intersection != "{}");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -289,6 +292,36 @@ INSTANTIATE_TEST_SUITE_P(
             R"({"f:c":{"k:{\"name\":\"a\"}":{"f:image":{}},"k:{\"name\":\"b\"}":{".":{},"f:image":{}}}})",
             R"({"f:c":{"k:{\"name\":\"b\"}":{".":{},"f:image":{}}}})"}),
     [](const testing::TestParamInfo<AlgebraCase>& info) { return info.param.name; });
+
+// IntersectsFieldsV1 reads fieldsV1 as FromFieldsV1 does: a node is a member when it says so
+// (".") or has no children of a known type (an empty object, null, only unknown keys).
+TEST(FieldSet, IntersectsFieldsV1ReadsMembersAsDecodingDoes) {
+  const std::vector<std::string> sets = {
+      R"({"f:a":{}})",
+      R"({"f:a":null})",
+      R"({"f:a":{"x:future":{}}})",
+      R"({"f:a":{".":{},"f:b":{}}})",
+      R"({"f:a":{"f:b":{}}})",
+      R"({"f:a":{"f:b":{"f:c":{}}}})",
+      R"({"f:l":{"v:\"x\"":{},"v:3":{}}})",
+      R"({"f:l":{"v:3":{}}})",
+      R"({"f:c":{"k:{\"name\":\"a\",\"port\":80}":{".":{},"f:image":{}}}})",
+      R"({"f:c":{"k:{\"name\":\"a\",\"port\":80}":{}}})",
+      R"({"f:c":{"k:{\"name\":\"a\",\"port\":81}":{}}})",
+      R"({"f:c":{"k:{\"name\":\"a\",\"port\":80}":{"f:image":{}}}})",
+      R"({"i:0":{}})",
+  };
+  for (const std::string& a_text : sets) {
+    const FieldSet a = Parse(a_text);
+    for (const std::string& b_text : sets) {
+      const FieldSet b = Parse(b_text);
+      EXPECT_EQ(a.IntersectsFieldsV1(json::parse(b_text).as_object()), !a.Intersection(b).Empty())
+          << a_text << " and " << b_text;
+    }
+  }
+  EXPECT_FALSE(Parse(R"({"f:a":{}})").IntersectsFieldsV1(json::object()));
+  EXPECT_FALSE(FieldSet().IntersectsFieldsV1(json::parse(R"({"f:a":{}})").as_object()));
+}
 
 TEST(FieldSet, InsertHasAndEmptyPath) {
   FieldSet s;

@@ -117,9 +117,11 @@ void StripMeta(ManagedFields& managed, const std::string& id) {
   if (it->second.set.Empty()) managed.fields.erase(it);
 }
 
+// An entry left unread holds fields: an encoder never writes an empty entry.
 void DropEmpty(ManagedFields& managed) {
   for (auto it = managed.fields.begin(); it != managed.fields.end();) {
-    it = it->second.set.Empty() ? managed.fields.erase(it) : std::next(it);
+    const bool empty = it->second.unread == nullptr && it->second.set.Empty();
+    it = empty ? managed.fields.erase(it) : std::next(it);
   }
 }
 
@@ -142,6 +144,12 @@ util::StatusOr<api::Comparison> ReconcileComparison(util::StatusOr<api::Comparis
   Conflicts found;
   for (auto& [id, mf] : managed.fields) {
     if (id == writer) continue;
+    if (mf.unread != nullptr) {
+      // An entry the write neither changed nor removed a field of stays as stored, unread.
+      const json::object& stored = mf.unread->get_object();
+      if (!changed.IntersectsFieldsV1(stored) && !cmp.removed.IntersectsFieldsV1(stored)) continue;
+      CONVERGE_RETURN_IF_ERROR(ReadManagerSet(mf));
+    }
     FieldSet c = mf.set.Intersection(changed);
     if (!c.Empty()) found.emplace(id, std::move(c));
   }
@@ -150,7 +158,7 @@ util::StatusOr<api::Comparison> ReconcileComparison(util::StatusOr<api::Comparis
     return cmp;
   }
   for (auto& [id, mf] : managed.fields) {
-    if (id == writer) continue;
+    if (id == writer || mf.unread != nullptr) continue;
     if (auto it = found.find(id); it != found.end()) mf.set.Subtract(it->second);
     if (!cmp.removed.Empty()) mf.set.Subtract(cmp.removed);
   }
@@ -166,6 +174,9 @@ void CapUpdateManagers(ManagedFields& managed) {
     if (!mf.applied) updaters.push_back(id);
   }
   if (updaters.size() <= kMaxUpdateManagers) return;
+  for (auto& [id, mf] : managed.fields) {
+    if (!ReadManagerSet(mf).ok()) mf = ManagerFields{{}, mf.api_version, mf.applied};
+  }
   auto seconds = [&](const std::string& id) -> int64_t {
     auto t = managed.times.find(id);
     if (t == managed.times.end()) return 0;
@@ -249,6 +260,7 @@ util::Status RecordUpdate(const api::TypeSchema* schema, const json::object& liv
     ManagerFields vs = std::move(it->second);
     managed.fields.erase(it);
     if (auto prev = managed.fields.find(id); prev != managed.fields.end()) {
+      CONVERGE_RETURN_IF_ERROR(ReadManagerSet(prev->second));
       vs.set = vs.set.Union(prev->second.set);
     }
     managed.fields[id] = ManagerFields{std::move(vs.set), vs.api_version, false};
@@ -440,7 +452,10 @@ void UpdateManagedFields(const api::TypeSchema* schema, const api::Object* old, 
   const bool create = old == nullptr || old->uid().empty();
   // decodeLiveOrNew.
   auto decode_live = [&]() -> ManagedFields {
-    util::StatusOr<ManagedFields> m = DecodeManagedFields(ManagedFieldsOf(live));
+    // The stored entries are read only where the write touches them (SetReading::kWhenNeeded):
+    // `live` outlives `managed`.
+    util::StatusOr<ManagedFields> m =
+        DecodeManagedFields(ManagedFieldsOf(live), SetReading::kWhenNeeded);
     return m.ok() ? *std::move(m) : ManagedFields{};
   };
   ManagedFields managed;

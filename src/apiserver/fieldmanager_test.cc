@@ -200,6 +200,39 @@ TEST(UpdateManagedFields, StatusSubresourceIgnoresRequestedManagedFields) {
   EXPECT_EQ(entries.back().at("subresource"), "status");
 }
 
+// A subresource write reads only the entries it touches (SetReading::kWhenNeeded): the others are
+// carried over as stored; a touched one loses what the write changed or removed, as when every
+// entry is decoded.
+TEST(UpdateManagedFields, SubresourceWritesTakeFieldsFromTheEntriesTheyTouch) {
+  const api::Object created = Created();
+  api::Object first =
+      With(created, {"status"}, json::parse(R"({"replicas":1,"observedGeneration":1})"));
+  UpdateManagedFields(Deployment(), &created, first, Ctx("kube-controller-manager", 5, "status"));
+  // Another status writer changes replicas and adds readyReplicas.
+  api::Object second = With(
+      first, {"status"}, json::parse(R"({"replicas":2,"observedGeneration":1,"readyReplicas":2})"));
+  UpdateManagedFields(Deployment(), &first, second, Ctx("status-writer", 6, "status"));
+  EXPECT_EQ(FieldsOf(second, "kubectl-create"), std::string(kCreateFields));
+  EXPECT_EQ(FieldsOf(second, "kube-controller-manager"),
+            R"({"f:status":{"f:observedGeneration":{}}})");
+  EXPECT_EQ(FieldsOf(second, "status-writer"),
+            R"({"f:status":{"f:readyReplicas":{},"f:replicas":{}}})");
+  // The first writer removes observedGeneration: its last field. Its entry goes; the second
+  // writer's entry, untouched, stays as it was.
+  api::Object third = With(second, {"status"}, json::parse(R"({"replicas":2,"readyReplicas":2})"));
+  UpdateManagedFields(Deployment(), &second, third, Ctx("kube-controller-manager", 7, "status"));
+  EXPECT_EQ(FieldsOf(third, "kube-controller-manager"), "<none>");
+  EXPECT_EQ(FieldsOf(third, "status-writer"), FieldsOf(second, "status-writer"));
+  EXPECT_EQ(FieldsOf(third, "kubectl-create"), std::string(kCreateFields));
+  // The same writer again, changing a field it owns: its entry is read, kept, and stamped.
+  api::Object fourth = With(third, {"status"}, json::parse(R"({"replicas":3,"readyReplicas":2})"));
+  UpdateManagedFields(Deployment(), &third, fourth, Ctx("status-writer", 9, "status"));
+  EXPECT_EQ(FieldsOf(fourth, "status-writer"), FieldsOf(second, "status-writer"));
+  const json::array& entries = api::Find(fourth.doc(), {"metadata", "managedFields"})->as_array();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries.back().at("time"), "2025-01-01T00:00:09Z");
+}
+
 TEST(UpdateManagedFields, ExplicitManagedFieldsFollowUpstream) {
   const api::Object created = Created();
   // [{}] clears them; an existing object without managedFields is then not tracked by updates.

@@ -122,7 +122,8 @@ std::optional<ManagerInfo> ParseManagerIdentifierAsJson(std::string_view identif
   return info;
 }
 
-util::StatusOr<ManagedFields> DecodeManagedFields(const json::value* managed_fields) {
+util::StatusOr<ManagedFields> DecodeManagedFields(const json::value* managed_fields,
+                                                  SetReading reading) {
   ManagedFields out;
   if (managed_fields == nullptr || managed_fields->is_null()) return out;
   if (!managed_fields->is_array()) {
@@ -164,13 +165,18 @@ util::StatusOr<ManagedFields> DecodeManagedFields(const json::value* managed_fie
     }
     static const json::value kNull;
     const json::value* fv1 = e.if_contains("fieldsV1");
-    util::StatusOr<api::FieldSet> set = api::FieldSet::FromFieldsV1(fv1 ? *fv1 : kNull);
-    if (!set.ok()) {
-      return util::InvalidArgument("error decoding versioned set from managed fields entry " +
-                                   std::to_string(i) + ": " + set.status().message());
-    }
     const std::string id = ManagerIdentifier(manager, operation, api_version, subresource);
-    out.fields[id] = ManagerFields{*std::move(set), api_version, operation == kOperationApply};
+    if (reading == SetReading::kWhenNeeded && fv1 != nullptr && fv1->is_object() &&
+        !fv1->get_object().empty()) {
+      out.fields[id] = ManagerFields{{}, api_version, operation == kOperationApply, fv1};
+    } else {
+      util::StatusOr<api::FieldSet> set = api::FieldSet::FromFieldsV1(fv1 ? *fv1 : kNull);
+      if (!set.ok()) {
+        return util::InvalidArgument("error decoding versioned set from managed fields entry " +
+                                     std::to_string(i) + ": " + set.status().message());
+      }
+      out.fields[id] = ManagerFields{*std::move(set), api_version, operation == kOperationApply};
+    }
     if (normalized_time.empty()) {
       out.times.erase(id);
     } else {
@@ -178,6 +184,15 @@ util::StatusOr<ManagedFields> DecodeManagedFields(const json::value* managed_fie
     }
   }
   return out;
+}
+
+util::Status ReadManagerSet(ManagerFields& fields) {
+  if (fields.unread == nullptr) return util::Status::Ok();
+  util::StatusOr<api::FieldSet> set = api::FieldSet::FromFieldsV1(*fields.unread);
+  if (!set.ok()) return set.status();
+  fields.set = *std::move(set);
+  fields.unread = nullptr;
+  return util::Status::Ok();
 }
 
 json::array EncodeManagedFields(const ManagedFields& managed) {
@@ -212,7 +227,11 @@ json::array EncodeManagedFields(const ManagedFields& managed) {
     if (!e.info.api_version.empty()) o["apiVersion"] = e.info.api_version;
     if (!e.time.empty()) o["time"] = e.time;
     o["fieldsType"] = "FieldsV1";
-    o["fieldsV1"] = e.fields->set.ToFieldsV1();
+    if (e.fields->unread != nullptr) {
+      o["fieldsV1"] = *e.fields->unread;
+    } else {
+      o["fieldsV1"] = e.fields->set.ToFieldsV1();
+    }
     if (!e.info.subresource.empty()) o["subresource"] = e.info.subresource;
     out.emplace_back(std::move(o));
   }

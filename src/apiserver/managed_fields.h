@@ -34,6 +34,10 @@ struct ManagerFields {
   api::FieldSet set;
   std::string api_version;
   bool applied = false;  // operation Apply
+  // Set when the entry was decoded with SetReading::kWhenNeeded and `set` has not been read yet:
+  // the entry's fieldsV1 as stored, in the document it was decoded from (which must outlive
+  // this). `set` is empty until ReadManagerSet; EncodeManagedFields writes this as it is.
+  const boost::json::value* unread = nullptr;  // an object
 };
 
 struct ManagedFields {
@@ -65,7 +69,16 @@ std::optional<ManagerInfo> ParseManagerIdentifierAsJson(std::string_view identif
 // entry with the same identifier replaces an earlier one. InvalidArgument otherwise, with
 // upstream's wording ("operation must be `Apply` or `Update`", "apiVersion must not be empty",
 // "missing fieldsType in managed fields entry 0", ...).
-util::StatusOr<ManagedFields> DecodeManagedFields(const boost::json::value* managed_fields);
+//
+// kWhenNeeded leaves each entry's fieldsV1 unread (ManagerFields::unread) for a write that may not
+// need it: an entry the write does not touch is carried over as stored instead of being decoded
+// and encoded again. Only for managedFields this server (or kube-apiserver) encoded, i.e. read from
+// a stored object: their fieldsV1 were checked when written, and are not checked again.
+enum class SetReading { kNow, kWhenNeeded };
+util::StatusOr<ManagedFields> DecodeManagedFields(const boost::json::value* managed_fields,
+                                                  SetReading reading = SetReading::kNow);
+// Reads an unread entry's set (no-op when it was read).
+util::Status ReadManagerSet(ManagerFields& fields);
 
 // Encodes entries in upstream's order: Apply before Update, then by time (entries without one
 // first), manager, apiVersion, subresource. Empty when there are no managers (the caller then
