@@ -135,36 +135,16 @@ class Walker {
   explicit Walker(bool prune) : prune_(prune) {}
 
   void Object(json::object& obj, const TypeSchema& t, bool root) {
-    for (auto it = obj.begin(); it != obj.end();) {
-      std::string_view key = it->key();
-      const FieldSchema* f = t.Field(key);
-      if (f == nullptr) {
-        if (root && (key == "apiVersion" || key == "kind")) {
-          if (!it->value().is_string() && !it->value().is_null()) {
-            TypeError(it->value(), GoStructName(t), std::string(key), "string");
-          }
-          ++it;
-          continue;
-        }
-        if (t.preserve_unknown_fields) {
-          ++it;
-          continue;
-        }
-        unknown_.push_back(Join(key));
-        if (prune_) {
-          it = obj.erase(it);
-        } else {
-          ++it;
-        }
-        continue;
-      }
-      size_t path_len = path_.size();
-      AppendKey(key);
-      go_fields_.push_back(f->name);
-      Field(it->value(), *f, t);
-      go_fields_.pop_back();
-      path_.resize(path_len);
-      ++it;
+    for (auto it = obj.begin(); it != obj.end();) it = Member(obj, it, t, root, nullptr);
+  }
+
+  // Object, for the members `guide` names only (its "$" directives aside), and below them only
+  // where `guide` has an object for a struct: the rest of `obj` is not looked at.
+  void ObjectWhere(json::object& obj, const TypeSchema& t, const json::object& guide, bool root) {
+    for (const json::key_value_pair& g : guide) {
+      if (g.key().starts_with('$')) continue;
+      auto it = obj.find(g.key());
+      if (it != obj.end()) Member(obj, it, t, root, &g.value());
     }
   }
 
@@ -203,6 +183,39 @@ class Walker {
   }
   void SetError(std::string message) {
     if (!type_error_) type_error_ = std::move(message);
+  }
+
+  // Checks one member of `obj` (of type `t`), removing it when it is unknown and pruning; with a
+  // `guide`, a struct member is checked only where the guide reaches (ObjectWhere). Returns the
+  // iterator past it.
+  json::object::iterator Member(json::object& obj, json::object::iterator it, const TypeSchema& t,
+                                bool root, const json::value* guide) {
+    std::string_view key = it->key();
+    const FieldSchema* f = t.Field(key);
+    if (f == nullptr) {
+      if (root && (key == "apiVersion" || key == "kind")) {
+        if (!it->value().is_string() && !it->value().is_null()) {
+          TypeError(it->value(), GoStructName(t), std::string(key), "string");
+        }
+        return std::next(it);
+      }
+      if (t.preserve_unknown_fields) return std::next(it);
+      unknown_.push_back(Join(key));
+      return prune_ ? obj.erase(it) : std::next(it);
+    }
+    size_t path_len = path_.size();
+    AppendKey(key);
+    go_fields_.push_back(f->name);
+    json::value& v = it->value();
+    if (guide != nullptr && guide->is_object() && v.is_object() && !f->repeated && !f->is_map &&
+        f->value.kind == ValueKind::kMessage && f->value.message->special == SpecialType::kNone) {
+      ObjectWhere(v.get_object(), *f->value.message, guide->get_object(), /*root=*/false);
+    } else {
+      Field(v, *f, t);
+    }
+    go_fields_.pop_back();
+    path_.resize(path_len);
+    return std::next(it);
   }
 
   void Field(json::value& v, const FieldSchema& f, const TypeSchema& parent) {
@@ -478,6 +491,13 @@ StatusOr<FieldValidation> ParseFieldValidation(std::string_view param) {
 std::vector<std::string> FindUnknownFields(json::object& obj, const TypeSchema& type, bool prune) {
   Walker w(prune);
   w.Object(obj, type, /*root=*/true);
+  return w.TakeUnknown();
+}
+
+std::vector<std::string> PruneUnknownFieldsWhere(json::object& obj, const TypeSchema& type,
+                                                 const json::object& changed) {
+  Walker w(/*prune=*/true);
+  w.ObjectWhere(obj, type, changed, /*root=*/true);
   return w.TakeUnknown();
 }
 

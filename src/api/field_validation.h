@@ -45,6 +45,13 @@ inline std::vector<std::string> PruneUnknownFields(boost::json::object& obj,
   return FindUnknownFields(obj, type, /*prune=*/true);
 }
 
+// PruneUnknownFields for an object that had no unknown field before a merge patch or strategic
+// merge patch `changed` was applied to it: looks only where the patch reaches (its members, and
+// below them where it holds an object for a struct; lists and maps it touches are walked whole),
+// as anything else is as it was.
+std::vector<std::string> PruneUnknownFieldsWhere(boost::json::object& obj, const TypeSchema& type,
+                                                 const boost::json::object& changed);
+
 // Paths of keys that appear twice in one JSON object of `text` ("metadata.name", "a.b[1].c").
 // InvalidArgument when `text` is not valid JSON.
 util::StatusOr<std::vector<std::string>> FindDuplicateFields(std::string_view text);

@@ -47,6 +47,35 @@ TEST(FindUnknownFields, ReportsPathsInDocumentOrderAndPrunes) {
   EXPECT_THAT(FindUnknownFields(pruned, Deployment(), false), IsEmpty());
 }
 
+// A patch applied to a clean object: the walk where the patch reaches finds what a whole walk
+// finds, and leaves alone what the patch does not reach (here an unknown field planted in the
+// base, which a stored object never has, shows that it is not looked at).
+TEST(PruneUnknownFieldsWhere, LooksWherePatchReaches) {
+  const json::object patch = Obj(R"({"$setElementOrder/x":[],"metadata":{"labels":{"new":"1"},
+    "bad":2},"spec":{"paused":true,"nope":1,"selector":{"matchLabels":{"k":"v"}},
+    "template":{"spec":{"containers":[{"name":"a","foo":1}]}},
+    "strategy":{"rollingUpdate":{"maxSurge":1,"surge":2}}},"status":null,"extra":{"y":1}})");
+  json::object patched = Obj(R"({"apiVersion":"apps/v1","kind":"Deployment","extra":{"y":1},
+    "metadata":{"name":"web","labels":{"new":"1"},"bad":2},
+    "spec":{"replicas":1,"paused":true,"nope":1,"planted":1,"selector":{"matchLabels":{"k":"v"}},
+            "template":{"spec":{"containers":[{"name":"a","foo":1}]}},
+            "strategy":{"type":"RollingUpdate","rollingUpdate":{"maxSurge":1,"surge":2}}}})");
+  json::object whole = patched;
+  std::vector<std::string> found = PruneUnknownFieldsWhere(patched, Deployment(), patch);
+  SortFieldPaths(found);
+  EXPECT_THAT(found,
+              ElementsAre("extra", "metadata.bad", "spec.nope", "spec.strategy.rollingUpdate.surge",
+                          "spec.template.spec.containers[0].foo"));
+  std::vector<std::string> all = PruneUnknownFields(whole, Deployment());
+  SortFieldPaths(all);
+  EXPECT_THAT(all, ElementsAre("extra", "metadata.bad", "spec.nope", "spec.planted",
+                               "spec.strategy.rollingUpdate.surge",
+                               "spec.template.spec.containers[0].foo"));
+  EXPECT_TRUE(patched.at("spec").as_object().contains("planted"));
+  EXPECT_FALSE(patched.at("spec").as_object().contains("nope"));
+  EXPECT_FALSE(patched.contains("extra"));
+}
+
 TEST(FindUnknownFields, ArbitraryJsonIsNeverUnknown) {
   json::object rev = Obj(R"({"metadata":{"name":"r"},"data":{"anything":{"goes":[1]}}})");
   EXPECT_THAT(FindUnknownFields(rev, Type("io.k8s.api.apps.v1.ControllerRevision"), false),

@@ -109,8 +109,14 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
   std::vector<std::string> warnings;
   const bool pins = PatchPinsResourceVersion(type, *patch);
   // A typed result: unknown fields are reported (Strict: 400, Warn: warnings) and never stored.
+  // A merge or strategic merge patch of a stored object (which has none) can bring them only
+  // where it reaches: only there is the result looked at.
+  const json::object* reach =
+      type != PatchType::kJson && patch->is_object() ? &patch->get_object() : nullptr;
   auto check_typed = [&](api::Object& obj, const api::TypeSchema& schema) {
-    std::vector<std::string> unknown = api::PruneUnknownFields(obj.mutable_doc(), schema);
+    std::vector<std::string> unknown =
+        reach != nullptr ? api::PruneUnknownFieldsWhere(obj.mutable_doc(), schema, *reach)
+                         : api::PruneUnknownFields(obj.mutable_doc(), schema);
     api::SortFieldPaths(unknown);
     api::StrictReport report = patch_report;
     for (const std::string& u : unknown) report.Add("unknown field \"" + u + "\"");
