@@ -97,7 +97,8 @@ struct TypeSchema {
   bool atomic_struct = false;            // +structType=atomic
   bool preserve_unknown_fields = false;  // accept any field (CRDs)
 
-  // Lookups. O(log n) by name and O(1) by number once BuildIndex() ran; a linear scan before.
+  // Lookups. O(1) by name (a hash table) and by number once BuildIndex() ran; a linear scan
+  // before.
   const FieldSchema* Field(std::string_view json_name) const;
   // The field with this protobuf number, or null (inline embeds are not fields: see
   // `inline_embeds`).
@@ -109,9 +110,12 @@ struct TypeSchema {
   // TypeSchemas are immutable once published.
   void BuildIndex();
 
-  // Index data, owned by BuildIndex(): field positions sorted by name, and number -> position + 1.
+  // Index data, owned by BuildIndex(): an open-addressing table of position + 1 (0: empty) by a
+  // hash of the name, at most half full; number -> position + 1; and how many fields there were
+  // (a TypeSchema whose fields changed since is looked up by scanning).
   std::vector<uint16_t> by_name_;
   std::vector<uint16_t> by_number_;
+  size_t indexed_fields_ = static_cast<size_t>(-1);
 };
 
 // Looks types up by fully qualified name. Implemented by the schema registry.

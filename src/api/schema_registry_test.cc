@@ -155,6 +155,16 @@ TEST(BuiltinSchemas, IndexesAgreeWithLinearScan) {
       }
     }
     EXPECT_EQ(t.Field("noSuchField"), nullptr);
+    EXPECT_EQ(t.Field(""), nullptr);
+    for (const FieldSchema& f : t.fields) {
+      // A name one byte off, or a prefix of one, is another field or none.
+      std::string near = f.name + "x";
+      const FieldSchema* found = t.Field(near);
+      EXPECT_TRUE(found == nullptr || found->name == near) << t.name << "." << near;
+      near = f.name.substr(0, f.name.size() - 1);
+      found = t.Field(near);
+      EXPECT_TRUE(found == nullptr || found->name == near) << t.name << "." << near;
+    }
     EXPECT_EQ(t.FieldByNumber(9999), nullptr);
   }
   EXPECT_GT(BuiltinSchemas().types().size(), 400u);
@@ -173,6 +183,13 @@ TEST(TypeSchema, LookupsWorkWithoutIndex) {
   EXPECT_EQ(t.FieldByNumber(1), &t.fields[1]);
   EXPECT_EQ(t.FieldByNumber(3), nullptr);
   EXPECT_EQ(t.FieldByNumber(0), nullptr);
+  EXPECT_EQ(t.Field("c"), nullptr);
+  TypeSchema empty;
+  empty.BuildIndex();
+  EXPECT_EQ(empty.Field("a"), nullptr);
+  // Fields added after BuildIndex are found by scanning until the index is rebuilt.
+  t.fields.push_back({.name = "c", .number = 3});
+  EXPECT_EQ(t.Field("c"), &t.fields[2]);
 }
 
 struct ParseErrorCase {
