@@ -281,11 +281,37 @@ util::StatusOr<PathElement> ItemElement(const TypeRef& list, const json::value& 
   return PathElement::Key(std::move(fields));
 }
 
-// The items of a list with their elements, in order, without repeats.
+// The items of a list with their elements, in order, without repeats. Lists are short (a pod's
+// conditions, containers, ports): up to kLinearItems items are found by comparing elements in
+// turn, which costs less than building a map of copies of them; longer lists get the map.
 struct IndexedList {
+  static constexpr size_t kLinearItems = 16;
+
   std::vector<PathElement> order;
-  std::map<PathElement, const json::value*> items;
+  std::vector<const json::value*> values;  // the item of each element of `order`
+  std::map<PathElement, size_t> index;     // position by element, past kLinearItems items only
   bool duplicates = false;
+
+  const json::value* Find(const PathElement& pe) const {
+    if (order.size() <= kLinearItems) {
+      for (size_t i = 0; i < order.size(); ++i) {
+        if (order[i] == pe) return values[i];
+      }
+      return nullptr;
+    }
+    auto it = index.find(pe);
+    return it == index.end() ? nullptr : values[it->second];
+  }
+  bool Contains(const PathElement& pe) const { return Find(pe) != nullptr; }
+  void Add(PathElement pe, const json::value* item) {
+    order.push_back(std::move(pe));
+    values.push_back(item);
+    if (order.size() == kLinearItems + 1) {
+      for (size_t i = 0; i < order.size(); ++i) index.emplace(order[i], i);
+    } else if (order.size() > kLinearItems + 1) {
+      index.emplace(order.back(), order.size() - 1);
+    }
+  }
 };
 
 // Indexes `list`. Unkeyable items are reported (with the list's path) and the index is left
@@ -299,13 +325,12 @@ IndexedList IndexList(const TypeRef& t, const json::array& list, const Path& pat
       errors.Add(path, "element " + std::to_string(i) + ": " + pe.status().message());
       continue;
     }
-    if (out.items.count(*pe) != 0) {
+    if (out.Contains(*pe)) {
       out.duplicates = true;
       if (report_duplicates) errors.Add(path, "duplicate entries for key " + pe->ToString());
       continue;
     }
-    out.items.emplace(*pe, &list[i]);
-    out.order.push_back(*std::move(pe));
+    out.Add(*std::move(pe), &list[i]);
   }
   return out;
 }
@@ -494,16 +519,18 @@ class Comparer {
 
   void ListItems(const IndexedList& li, const IndexedList& ri, const TypeRef& t, int depth) {
     const TypeRef et = ElementType(t);
-    for (const PathElement& pe : li.order) {
-      auto it = ri.items.find(pe);
+    for (size_t i = 0; i < li.order.size(); ++i) {
+      const PathElement& pe = li.order[i];
+      const json::value* r = ri.Find(pe);
       Enter(pe);
-      Node(li.items.at(pe), it == ri.items.end() ? nullptr : it->second, et, depth + 1);
+      Node(li.values[i], r, et, depth + 1);
       Leave();
     }
-    for (const PathElement& pe : ri.order) {
-      if (li.items.count(pe) != 0) continue;
+    for (size_t i = 0; i < ri.order.size(); ++i) {
+      const PathElement& pe = ri.order[i];
+      if (li.Contains(pe)) continue;
       Enter(pe);
-      Node(nullptr, ri.items.at(pe), et, depth + 1);
+      Node(nullptr, ri.values[i], et, depth + 1);
       Leave();
     }
   }
@@ -609,11 +636,8 @@ class StructuredMerger {
 
   std::optional<json::value> Item(const PathElement& pe, const IndexedList& li,
                                   const IndexedList& ri, const TypeRef& et, int depth) {
-    auto l = li.items.find(pe);
-    auto r = ri.items.find(pe);
     path_.push_back(pe);
-    std::optional<json::value> out = Node(l == li.items.end() ? nullptr : l->second,
-                                          r == ri.items.end() ? nullptr : r->second, et, depth + 1);
+    std::optional<json::value> out = Node(li.Find(pe), ri.Find(pe), et, depth + 1);
     path_.pop_back();
     return out;
   }
@@ -626,7 +650,7 @@ class StructuredMerger {
     const TypeRef et = ElementType(t);
     std::vector<const PathElement*> shared;
     for (const PathElement& pe : ri.order) {
-      if (li.items.count(pe) != 0) shared.push_back(&pe);
+      if (li.Contains(pe)) shared.push_back(&pe);
     }
     size_t next_shared = 0;
     auto is_next_shared = [&](const PathElement& pe) {
@@ -648,12 +672,12 @@ class StructuredMerger {
           ++next_shared;
           continue;
         }
-        if (ri.items.count(pe) != 0 && next_shared < shared.size() && !is_next_shared(pe)) {
+        if (ri.Contains(pe) && next_shared < shared.size() && !is_next_shared(pe)) {
           ++l;  // shared, but its turn comes later in the config's order
           continue;
         }
       }
-      if (l < ln && ri.items.count(li.order[l]) == 0) {
+      if (l < ln && !ri.Contains(li.order[l])) {
         emit(li.order[l]);  // live only
         ++l;
         continue;

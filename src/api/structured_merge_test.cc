@@ -224,6 +224,74 @@ INSTANTIATE_TEST_SUITE_P(
                     "{}"}),
     [](const testing::TestParamInfo<CompareCase>& info) { return info.param.name; });
 
+// Lists longer than the linear search's limit (16 items) find items through a map: matching by
+// key, additions, removals and repeated keys behave the same on both sides of the limit.
+std::string Containers(const std::vector<std::string>& items) {
+  std::string out = R"({"spec":{"template":{"spec":{"containers":[)";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
+  return out + "]}}}}";
+}
+std::string PodContainers(const std::vector<std::string>& items) {
+  std::string out = R"({"spec":{"containers":[)";
+  for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
+  return out + "]}}";
+}
+std::string Container(int i, std::string_view image = "i") {
+  return R"({"name":"c)" + std::to_string(i) + R"(","image":")" + std::string(image) + R"("})";
+}
+
+TEST(Compare, LongListsMatchItemsByKey) {
+  for (int n : {5, 16, 17, 20, 40}) {
+    std::vector<std::string> before, after;
+    for (int i = 0; i < n; ++i) before.push_back(Container(i));
+    for (int i = n - 1; i >= 0; --i) {
+      if (i == 3) continue;  // removed
+      after.push_back(Container(i, i == n - 1 ? "j" : "i"));
+    }
+    after.push_back(Container(n));  // added
+    util::StatusOr<Comparison> cmp =
+        Compare(json::parse(Containers(before)), json::parse(Containers(after)), DeploymentType());
+    ASSERT_TRUE(cmp.ok()) << cmp.status().ToString();
+    auto item = [](int i, std::string_view inner) {
+      return R"({"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"c)" +
+             std::to_string(i) + R"(\"}":)" + std::string(inner) + "}}}}}";
+    };
+    EXPECT_EQ(FieldSetV1(cmp->modified), item(n - 1, R"({"f:image":{}})")) << n;
+    EXPECT_EQ(FieldSetV1(cmp->added), item(n, R"({".":{},"f:image":{},"f:name":{}})")) << n;
+    EXPECT_EQ(FieldSetV1(cmp->removed), item(3, R"({".":{},"f:image":{},"f:name":{}})")) << n;
+
+    // A repeated key, wherever it is, makes the list one leaf.
+    std::vector<std::string> repeated = before;
+    repeated.push_back(Container(1, "k"));
+    cmp = Compare(json::parse(Containers(before)), json::parse(Containers(repeated)),
+                  DeploymentType());
+    ASSERT_TRUE(cmp.ok()) << cmp.status().ToString();
+    EXPECT_EQ(FieldSetV1(cmp->modified),
+              R"({"f:spec":{"f:template":{"f:spec":{"f:containers":{}}}}})")
+        << n;
+  }
+}
+
+TEST(Merge, LongListsMergeByKeyAndRejectRepeats) {
+  std::vector<std::string> live, config;
+  for (int i = 0; i < 20; ++i) live.push_back(Container(i));
+  config = {Container(18, "j"), Container(25)};
+  util::StatusOr<json::value> merged =
+      Merge(json::parse(PodContainers(live)), json::parse(PodContainers(config)), Pod());
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  std::vector<std::string> want;
+  for (int i = 0; i < 20; ++i) want.push_back(Container(i, i == 18 ? "j" : "i"));
+  want.push_back(Container(25));
+  EXPECT_EQ(json::serialize(*merged), json::serialize(json::parse(PodContainers(want))));
+  config.clear();
+  for (int i = 0; i < 18; ++i) config.push_back(Container(i));
+  config.push_back(Container(17));
+  merged = Merge(json::parse(PodContainers(live)), json::parse(PodContainers(config)), Pod());
+  ASSERT_FALSE(merged.ok());
+  EXPECT_EQ(merged.status().message(),
+            R"(.spec.containers: duplicate entries for key [name="c17"])");
+}
+
 TEST(Compare, LiveItemWithoutKeyIsAnError) {
   util::StatusOr<Comparison> cmp =
       Compare(json::parse(R"({"spec":{"template":{"spec":{"containers":[{"image":"x"}]}}}})"),
