@@ -49,7 +49,7 @@ bool NodeHeartbeats::AllRegistered() const {
 
 bool NodeHeartbeats::WaitRegistered(std::stop_token stop) const {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, stop, [this] { return registered_count_ == state_.size(); });
+  registered_cv_.wait(lock, stop, [this] { return registered_count_ == state_.size(); });
   return registered_count_ == state_.size();
 }
 
@@ -103,7 +103,8 @@ void NodeHeartbeats::ScheduleLocked(size_t i, WallTime at) {
   if (s.scheduled != WallTime{} && s.scheduled <= at) return;  // an earlier tick is coming
   s.scheduled = at;
   heap_.push({at, i});
-  cv_.notify_all();
+  // The workers sleep until the earliest tick: only a new earliest one changes that.
+  if (heap_.top().node == i && heap_.top().at == at) cv_.notify_all();
 }
 
 WallTime NodeHeartbeats::NextSlot(size_t i, WallTime now) const {
@@ -143,7 +144,7 @@ void NodeHeartbeats::Worker(std::stop_token stop) {
     }
     Entry top = heap_.top();
     WallTime now = clock_->WallNow();
-    if (top.at > now) {
+    if (top.at > now + options_.batch_window) {
       clock_->WaitUntil(cv_, lock, clock_->Now() + (top.at - now));
       continue;
     }
@@ -153,7 +154,7 @@ void NodeHeartbeats::Worker(std::stop_token stop) {
     s.scheduled = WallTime{};
     s.in_flight = true;
     lock.unlock();
-    WallTime next = Tick(top.node, stop);
+    WallTime next = Tick(top.node, top.at, stop);
     lock.lock();
     NodeState& after = state_[top.node];
     after.in_flight = false;
@@ -163,7 +164,7 @@ void NodeHeartbeats::Worker(std::stop_token stop) {
   }
 }
 
-WallTime NodeHeartbeats::Tick(size_t i, std::stop_token stop) {
+WallTime NodeHeartbeats::Tick(size_t i, WallTime at, std::stop_token stop) {
   WallTime now = clock_->WallNow();
   bool paused;
   bool registered;
@@ -179,14 +180,16 @@ WallTime NodeHeartbeats::Tick(size_t i, std::stop_token stop) {
     last_status = s.last_status;
     register_failures = s.register_failures;
   }
-  if (paused) return NextSlot(i, now);
+  // The slot after the one this tick was for, also when it runs early (batch_window).
+  const WallTime slot_after = NextSlot(i, std::max(now, at));
+  if (paused) return slot_after;
   if (!registered) {
     if (!Register(i, stop)) return now + RetryDelay(register_failures);
     std::lock_guard lock(mu_);
     status_due = state_[i].status_due;
     last_status = state_[i].last_status;
   }
-  WallTime next = NextSlot(i, now);
+  WallTime next = slot_after;
   if (!RenewLease(i, stop)) {
     next = std::min(next, now + RetryDelay(0));
   } else {
@@ -194,7 +197,7 @@ WallTime NodeHeartbeats::Tick(size_t i, std::stop_token stop) {
     if (!state_[i].counted) {
       state_[i].counted = true;
       ++registered_count_;
-      cv_.notify_all();
+      registered_cv_.notify_all();
     }
   }
   if (status_due || now - last_status >= options_.status_report_interval) {
