@@ -282,6 +282,36 @@ TEST_F(StrictDecodingTest, MergePatchReportsItsDuplicatesThenTheResultsSortedUnk
   EXPECT_TRUE(r.warnings.empty());
 }
 
+// A strategic merge patch of /status (the kubelet's and controllers' kind of write): its result
+// is checked where the patch reaches (PruneUnknownFieldsWhere), directives aside, down into list
+// items and structs; the unknown fields are reported and never stored.
+TEST_F(StrictDecodingTest, StatusStrategicMergePatchReportsAndDropsUnknownFields) {
+  ASSERT_EQ(Do("POST", kDeploymentsUrl, kGoodJson).code, 201);
+  const std::string url = std::string(kDeploymentsUrl) + "/web/status";
+  const std::string patch =
+      R"({"status":{"$setElementOrder/conditions":[{"type":"Available"}],"replicas":2,)"
+      R"("bogus":1,"conditions":[{"type":"Available","status":"True","nope":"x"}]},)"
+      R"("metadata":{"labels":{"tier":"fe"},"odd":true}})";
+  const std::string problems = R"(unknown field "metadata.odd", unknown field "status.bogus", )"
+                               R"(unknown field "status.conditions[0].nope")";
+  Reply r =
+      Do("PATCH", url + "?fieldValidation=Strict", patch, "application/strategic-merge-patch+json");
+  EXPECT_EQ(r.code, 400) << r.body;
+  EXPECT_EQ(r.message(), "strict decoding error: " + problems);
+
+  r = Do("PATCH", url, patch, "application/strategic-merge-patch+json");
+  ASSERT_EQ(r.code, 200) << r.body;
+  EXPECT_EQ(r.warnings, Split(problems));
+  Reply got = Do("GET", std::string(kDeploymentsUrl) + "/web");
+  ASSERT_EQ(got.code, 200);
+  const json::object& status = got.body.at("status").as_object();
+  EXPECT_EQ(status.at("replicas"), 2);
+  EXPECT_FALSE(status.contains("bogus"));
+  EXPECT_EQ(status.at("conditions").at(0).at("status"), "True");
+  EXPECT_FALSE(status.at("conditions").at(0).as_object().contains("nope"));
+  EXPECT_FALSE(got.body.at("metadata").as_object().contains("odd"));
+}
+
 TEST_F(StrictDecodingTest, StrategicMergePatchWithOnlyDuplicates) {
   ASSERT_EQ(Do("POST", kDeploymentsUrl, kGoodJson).code, 201);
   const std::string patch =
