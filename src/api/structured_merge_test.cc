@@ -226,15 +226,16 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Lists longer than the linear search's limit (16 items) find items through a map: matching by
 // key, additions, removals and repeated keys behave the same on both sides of the limit.
-std::string Containers(const std::vector<std::string>& items) {
-  std::string out = R"({"spec":{"template":{"spec":{"containers":[)";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
-  return out + "]}}}}";
+// The pod spec {"containers":[items]}, as a Pod's spec or (`in_template`) a Deployment's.
+std::string PodContainers(const std::vector<std::string>& items, bool in_template = false) {
+  std::string list;
+  for (size_t i = 0; i < items.size(); ++i) list += (i ? "," : "") + items[i];
+  const std::string spec = R"({"containers":[)" + list + "]}";
+  return in_template ? R"({"spec":{"template":{"spec":)" + spec + "}}}"
+                     : R"({"spec":)" + spec + "}";
 }
-std::string PodContainers(const std::vector<std::string>& items) {
-  std::string out = R"({"spec":{"containers":[)";
-  for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
-  return out + "]}}";
+std::string Containers(const std::vector<std::string>& items) {
+  return PodContainers(items, /*in_template=*/true);
 }
 std::string Container(int i, std::string_view image = "i") {
   return R"({"name":"c)" + std::to_string(i) + R"(","image":")" + std::string(image) + R"("})";
