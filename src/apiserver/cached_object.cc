@@ -12,6 +12,7 @@
 #include "apiserver/stored_json.h"
 #include "store/record.h"
 #include "util/metrics.h"
+#include "util/packed_strings.h"
 
 namespace converge::apiserver {
 
@@ -308,37 +309,6 @@ std::string CachedObject::FieldValue(const api::ResourceInfo& info, std::string_
 
 namespace {
 
-// The packed strings (field values, labels): each item as its length (LEB128), then its bytes.
-void AppendPacked(std::string* out, std::string_view item) {
-  size_t n = item.size();
-  while (n >= 0x80) {
-    out->push_back(static_cast<char>((n & 0x7f) | 0x80));
-    n >>= 7;
-  }
-  out->push_back(static_cast<char>(n));
-  out->append(item);
-}
-
-// Reads the item at *at and moves past it; false at the end (or on malformed input).
-bool NextPacked(std::string_view packed, size_t* at, std::string_view* item) {
-  size_t i = *at;
-  if (i >= packed.size()) return false;
-  size_t n = static_cast<unsigned char>(packed[i++]);
-  if (n >= 0x80) {  // rare: 128 bytes or more (labels and field values are mostly short)
-    n &= 0x7f;
-    for (int shift = 7;; shift += 7) {
-      if (i >= packed.size() || shift > 56) return false;
-      auto byte = static_cast<unsigned char>(packed[i++]);
-      n |= static_cast<size_t>(byte & 0x7f) << shift;
-      if ((byte & 0x80) == 0) break;
-    }
-  }
-  if (n > packed.size() - i) return false;
-  *item = std::string_view(packed.data() + i, n);
-  *at = i + n;
-  return true;
-}
-
 // A copy of `scratch` at its exact size; a scratch that grew huge is released.
 std::string ExactCopy(std::string& scratch) {
   std::string packed(scratch);
@@ -353,14 +323,14 @@ std::string PackFieldValues(const api::ResourceInfo& info, const json::object& d
   thread_local std::string scratch;
   scratch.clear();
   for (const std::string& f : info.selectable_fields)
-    AppendPacked(&scratch, api::FieldValue(doc, f));
+    util::AppendPacked(&scratch, api::FieldValue(doc, f));
   return ExactCopy(scratch);
 }
 
 std::string_view UnpackFieldValue(std::string_view packed, size_t index) {
   size_t at = 0;
   std::string_view item;
-  for (size_t i = 0; NextPacked(packed, &at, &item); ++i) {
+  for (size_t i = 0; util::NextPacked(packed, &at, &item); ++i) {
     if (i == index) return item;
   }
   return {};
@@ -375,9 +345,9 @@ std::string PackLabels(const json::object& doc) {
   thread_local std::string scratch;
   scratch.clear();
   for (const json::key_value_pair& kv : labels->value().get_object()) {
-    AppendPacked(&scratch, kv.key());
-    AppendPacked(&scratch, kv.value().is_string() ? std::string_view(kv.value().get_string())
-                                                  : std::string_view());
+    util::AppendPacked(&scratch, kv.key());
+    util::AppendPacked(&scratch, kv.value().is_string() ? std::string_view(kv.value().get_string())
+                                                        : std::string_view());
   }
   return ExactCopy(scratch);
 }
@@ -385,7 +355,7 @@ std::string PackLabels(const json::object& doc) {
 std::optional<std::string_view> PackedLabelValue(std::string_view packed, std::string_view key) {
   size_t at = 0;
   std::string_view k, v;
-  while (NextPacked(packed, &at, &k) && NextPacked(packed, &at, &v)) {
+  while (util::NextPacked(packed, &at, &k) && util::NextPacked(packed, &at, &v)) {
     if (k == key) return v;
   }
   return std::nullopt;
@@ -435,7 +405,7 @@ json::object CachedObject::LabelsObject() const {
   json::object out;
   size_t at = 0;
   std::string_view k, v;
-  while (NextPacked(labels, &at, &k) && NextPacked(labels, &at, &v)) out[k] = v;
+  while (util::NextPacked(labels, &at, &k) && util::NextPacked(labels, &at, &v)) out[k] = v;
   return out;
 }
 

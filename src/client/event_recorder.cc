@@ -9,6 +9,7 @@
 
 #include "client/api_errors.h"
 #include "client/wait.h"
+#include "util/packed_strings.h"
 #include "util/thread_name.h"
 #include "util/time_format.h"
 
@@ -60,15 +61,38 @@ EventRecorder::EventRecorder(EventRecorderOptions options)
 
 void EventRecorder::Event(const ObjectReference& involved, std::string_view type,
                           std::string_view reason, std::string_view message) {
-  Pending p{involved, std::string(type), std::string(reason), std::string(message),
-            clock_->WallNow()};
+  Queued q = Queued::Pack(involved, type, reason, message, clock_->WallNow());
   std::lock_guard lock(mu_);
   if (queue_.size() >= options_.max_queued) {
     ++dropped_;
     return;
   }
-  queue_.push_back(std::move(p));
+  queue_.push_back(std::move(q));
   cv_.notify_one();
+}
+
+EventRecorder::Queued EventRecorder::Queued::Pack(const ObjectReference& involved,
+                                                  std::string_view type, std::string_view reason,
+                                                  std::string_view message,
+                                                  util::Clock::WallTime time) {
+  const ObjectReference& o = involved;
+  return {util::PackStrings({o.kind, o.ns, o.name, o.uid, o.api_version, o.resource_version,
+                             o.field_path, type, reason, message}),
+          time};
+}
+
+EventRecorder::Pending EventRecorder::Queued::Unpack() const {
+  Pending p;
+  p.time = time;
+  ObjectReference& o = p.involved;
+  size_t at = 0;
+  for (std::string* field : {&o.kind, &o.ns, &o.name, &o.uid, &o.api_version, &o.resource_version,
+                             &o.field_path, &p.type, &p.reason, &p.message}) {
+    std::string_view item;
+    util::NextPacked(packed, &at, &item);  // Pack wrote all ten
+    field->assign(item);
+  }
+  return p;
 }
 
 int64_t EventRecorder::dropped() const {
@@ -239,7 +263,7 @@ void EventRecorder::Run(std::stop_token stop) {
     {
       std::unique_lock lock(mu_);
       if (!cv_.wait(lock, stop, [this] { return !queue_.empty(); })) return;
-      p = std::move(queue_.front());
+      p = queue_.front().Unpack();
       queue_.pop_front();
     }
     Write(p, stop);
@@ -252,7 +276,7 @@ void EventRecorder::Flush(std::stop_token stop) {
     {
       std::lock_guard lock(mu_);
       if (queue_.empty()) return;
-      p = std::move(queue_.front());
+      p = queue_.front().Unpack();
       queue_.pop_front();
     }
     Write(p, stop);

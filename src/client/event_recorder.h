@@ -180,6 +180,19 @@ class EventRecorder {
     std::string message;
     util::Clock::WallTime time;
   };
+  // A Pending as the queue holds it: its ten strings packed into one (util/packed_strings.h).
+  // A storm queues events by the hundred thousand (up to max_queued per recorder, one
+  // recorder per simulated node): packed, one is ~200 bytes in one allocation instead of
+  // ~550 in five.
+  struct Queued {
+    std::string packed;
+    util::Clock::WallTime time;
+
+    static Queued Pack(const ObjectReference& involved, std::string_view type,
+                       std::string_view reason, std::string_view message,
+                       util::Clock::WallTime time);
+    Pending Unpack() const;
+  };
   // What the aggregation remembers of an Event it wrote.
   struct Written {
     std::string name;
@@ -216,9 +229,9 @@ class EventRecorder {
 
   mutable std::mutex mu_;
   std::condition_variable_any cv_;
-  std::deque<Pending> queue_;  // guarded by mu_
-  int64_t dropped_ = 0;        // guarded by mu_
-  int64_t filtered_ = 0;       // guarded by mu_
+  std::deque<Queued> queue_;  // guarded by mu_
+  int64_t dropped_ = 0;       // guarded by mu_
+  int64_t filtered_ = 0;      // guarded by mu_
 
   // Held for each Write: Run and Flush on two threads would otherwise share the caches below.
   std::mutex write_mu_;

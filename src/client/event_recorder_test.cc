@@ -86,6 +86,33 @@ TEST(EventRecorderTest, WritesACoreV1EventAsUpstreamDoes) {
   EXPECT_EQ(api::FindInt(d, {"count"}), 1);
 }
 
+TEST(EventRecorderTest, AQueuedEventKeepsEveryFieldAndItsTime) {
+  // The queue holds events packed; what comes out must be what went in, the time included.
+  util::FakeClock clock;
+  RecordingSink sink;
+  EventRecorder rec({.source = {"kubelet", "node-a"}, .sink = &sink, .clock = &clock});
+  ObjectReference ref = ObjectReference::For(Pod());
+  ref.field_path = "spec.containers{web}";
+  const std::string message = "Failed to pull image \"registry.example/caf\u00e9:" +
+                              std::string(200, '1') + "\": not found";
+  rec.Event(ref, kEventTypeWarning, "Failed", message);
+  clock.Step(std::chrono::seconds(90));
+  rec.Flush();
+  ASSERT_EQ(sink.events.size(), 1u);
+  const boost::json::object& d = sink.events.begin()->second.doc();
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "kind"}), "Pod");
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "namespace"}), "team");
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "name"}), "web-1");
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "uid"}), "u-1");
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "apiVersion"}), "v1");
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "resourceVersion"}), "42");
+  EXPECT_EQ(api::FindString(d, {"involvedObject", "fieldPath"}), "spec.containers{web}");
+  EXPECT_EQ(api::FindString(d, {"type"}), "Warning");
+  EXPECT_EQ(api::FindString(d, {"reason"}), "Failed");
+  EXPECT_EQ(api::FindString(d, {"message"}), message);
+  EXPECT_EQ(api::FindString(d, {"firstTimestamp"}), "2025-01-01T00:00:00Z") << "queued at";
+}
+
 TEST(EventRecorderTest, RepeatsAreCountedOnOneEvent) {
   util::FakeClock clock;
   RecordingSink sink;
