@@ -375,7 +375,7 @@ void Kubelet::Apply(const api::ObjectKey& key, Change change, WallTime now) {
     if (!node) return;
     PodEntry e;
     e.node = node;
-    e.machine = std::make_unique<PodMachine>(s.spec, options_.machine);
+    e.machine = std::make_unique<PodMachine>(s.spec, &options_.machine);
     if (s.initial_status) e.machine->Adopt(*s.initial_status, *node, now, &out);
     e.observed_fingerprint = s.status_fingerprint;
     e.pod_scheduled_time = s.pod_scheduled_time;

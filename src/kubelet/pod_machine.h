@@ -32,6 +32,7 @@
 
 #include <boost/json.hpp>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@
 #include "kubelet/flow_backoff.h"
 #include "kubelet/node_runtime.h"
 #include "kubelet/pod_spec.h"
+#include "util/heap_optional.h"
 
 namespace converge::kubelet {
 
@@ -113,10 +115,11 @@ struct TerminatedState {
   friend bool operator==(const TerminatedState&, const TerminatedState&) = default;
 };
 
+// One container of a pod machine, held for every container of every pod on every simulated node:
+// the rare parts (terminations) are on the heap and the small fields are grouped, which keeps it
+// at 512 bytes (a static_assert below holds it there).
 struct ContainerRun {
   ContainerSpecView spec;
-  bool init = false;
-  ContainerStage stage = ContainerStage::kNotStarted;
   std::optional<WallTime> due;
   std::string waiting_reason;  // shown while not running and not terminated
   std::string waiting_message;
@@ -126,25 +129,27 @@ struct ContainerRun {
   // A pull in flight.
   WallTime pull_requested;
   WallTime pull_started;
-  bool pull_fails = false;
   std::string pull_error;
   std::string last_pull_error;
   // The running instance.
   std::string container_id;
   WallTime started_at;
   WallTime ready_at;
-  bool ready = false;
   std::optional<WallTime> exit_at;
-  int exit_code = 0;        // when it exits at exit_at
   std::string exit_reason;  // "" → from exit_code
-  bool killing = false;     // SIGTERM sent
   // Exits.
-  std::optional<TerminatedState> terminated;       // the current state, when exited
-  std::optional<TerminatedState> last_terminated;  // lastState
-  bool restart_wanted = false;                     // kExited: a restart is due
-  bool restarting = false;  // kStarting: crash backoff applies before starting
+  util::HeapOptional<TerminatedState> terminated;       // the current state, when exited
+  util::HeapOptional<TerminatedState> last_terminated;  // lastState
+  ContainerStage stage = ContainerStage::kNotStarted;
+  int exit_code = 0;  // when it exits at exit_at
   int restart_count = 0;
   int instance = 0;
+  bool init = false;
+  bool pull_fails = false;
+  bool ready = false;
+  bool killing = false;         // SIGTERM sent
+  bool restart_wanted = false;  // kExited: a restart is due
+  bool restarting = false;      // kStarting: crash backoff applies before starting
 
   bool running() const { return stage == ContainerStage::kRunning; }
   // An init container that completed (exit 0, no restart coming).
@@ -153,6 +158,8 @@ struct ContainerRun {
            !restart_wanted;
   }
 };
+// 512 is a jemalloc size class; one byte more costs 128 (the 640 class) per container.
+static_assert(sizeof(ContainerRun) <= 512);
 
 enum class PodStage {
   kNew,          // not yet admitted
@@ -161,20 +168,31 @@ enum class PodStage {
   kTerminal,     // nothing runs any more (Succeeded, Failed or rejected)
 };
 
-// Field order: the bools last, so that the four of a PodMachine fit its 1 KiB size class.
+// One of a pod's conditions. Most carry no reason or message (a ready pod's none at all), so the
+// two strings are held on the heap only when there is one.
 struct ConditionState {
+  struct Text {
+    std::string reason;
+    std::string message;
+    friend bool operator==(const Text&, const Text&) = default;
+  };
+
   WallTime last_transition;
-  std::string reason;
-  std::string message;
+  util::HeapOptional<Text> text;
   bool status = false;
   bool set = false;  // ever computed
+
+  std::string_view reason() const { return text ? std::string_view(text->reason) : ""; }
+  std::string_view message() const { return text ? std::string_view(text->message) : ""; }
+  void SetText(std::string_view reason, std::string_view message);
 
   friend bool operator==(const ConditionState&, const ConditionState&) = default;
 };
 
 class PodMachine {
  public:
-  PodMachine(PodSpecView spec, MachineOptions options = {});
+  // `options` (not owned) must outlive the machine; nullptr: MachineOptions' defaults.
+  explicit PodMachine(PodSpecView spec, const MachineOptions* options = nullptr);
 
   // Takes over the state a previous kubelet reported (the pod's status) instead of starting
   // from scratch: running containers keep running, exited ones keep their exit. Call before
@@ -241,7 +259,7 @@ class PodMachine {
   bool RestartWanted(const ContainerRun& c, int exit_code) const;
 
   PodSpecView spec_;
-  const MachineOptions options_;
+  const MachineOptions& options_;
   PodStage stage_ = PodStage::kNew;
   std::string phase_ = "Pending";
   std::string reason_;
@@ -256,8 +274,14 @@ class PodMachine {
   size_t next_init_ = 0;       // the first init container not yet done
   bool apps_started_ = false;  // initialization finished; app containers launched
   WallTime kill_deadline_{};
-  FlowBackoff image_backoff_;
-  FlowBackoff crash_backoff_;
+  // The image-pull and crash backoffs, made by the first pull failure or restart: most pods
+  // never have either.
+  struct Backoffs {
+    FlowBackoff image;
+    FlowBackoff crash;
+  };
+  Backoffs& backoffs();
+  std::unique_ptr<Backoffs> backoffs_;
   ConditionState cond_ready_to_start_;
   ConditionState cond_initialized_;
   ConditionState cond_containers_ready_;

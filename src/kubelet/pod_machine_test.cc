@@ -525,8 +525,8 @@ TEST(PodMachineTest, ReadinessDelay) {
   h.RunUntil(5.1);
   EXPECT_EQ(h.Printed(m), "Running");
   EXPECT_EQ(CondStatus(h.Status(m), "Ready"), "False");
-  EXPECT_EQ(m.ready().reason, "ContainersNotReady");
-  EXPECT_EQ(m.ready().message, "containers with unready status: [web]");
+  EXPECT_EQ(m.ready().reason(), "ContainersNotReady");
+  EXPECT_EQ(m.ready().message(), "containers with unready status: [web]");
   h.RunUntil(5.2);
   EXPECT_EQ(CondStatus(h.Status(m), "Ready"), "True");
   EXPECT_EQ(h.Since(m.ready().last_transition), 5.2);

@@ -33,8 +33,8 @@ json::object Condition(std::string_view type, const ConditionState& c) {
   o["status"] = c.status ? "True" : "False";
   o["lastProbeTime"] = nullptr;
   o["lastTransitionTime"] = Time(c.last_transition);
-  if (!c.reason.empty()) o["reason"] = c.reason;
-  if (!c.message.empty()) o["message"] = c.message;
+  if (!c.reason().empty()) o["reason"] = c.reason();
+  if (!c.message().empty()) o["message"] = c.message();
   return o;
 }
 
