@@ -87,18 +87,18 @@ void Cache::AddPod(PodInfoPtr pod) {
     // Confirms an assumed pod (or repeats an add): replace it with the API's version, on the
     // node the API says.
     RemovePodFromNodeLocked(pod->key, it->second.node);
-    it->second = PodState{pod, pod->node_name, false};
+    it->second = PodState{pod, std::string(pod->node_name), false};
   } else {
-    pods_.emplace(pod->key, PodState{pod, pod->node_name, false});
+    pods_.emplace(pod->key, PodState{pod, std::string(pod->node_name), false});
   }
-  AddPodToNodeLocked(pod, pod->node_name);
+  AddPodToNodeLocked(pod, std::string(pod->node_name));
 }
 
 void Cache::UpdatePod(PodInfoPtr pod) {
   std::lock_guard lock(mu_);
   auto it = pods_.find(pod->key);
   if (it != pods_.end()) RemovePodFromNodeLocked(pod->key, it->second.node);
-  std::string node = pod->node_name;
+  std::string node(pod->node_name);
   pods_[pod->key] = PodState{pod, node, false};
   AddPodToNodeLocked(pod, node);
 }

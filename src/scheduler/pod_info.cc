@@ -11,10 +11,10 @@ PodInfoPtr NewPodInfo(api::ObjectPtr pod) {
   const json::object* spec_ptr = api::FindObject(doc, {"spec"});
   const json::object& spec = spec_ptr ? *spec_ptr : kEmpty;
   info->key = pod->key();
-  info->uid = std::string(pod->uid());
-  info->node_name = std::string(api::FindString(spec, {"nodeName"}));
-  info->scheduler_name = std::string(api::FindString(spec, {"schedulerName"}, "default-scheduler"));
-  info->nominated_node_name = std::string(api::FindString(doc, {"status", "nominatedNodeName"}));
+  info->uid = pod->uid();
+  info->node_name = api::FindString(spec, {"nodeName"});
+  info->scheduler_name = api::FindString(spec, {"schedulerName"}, "default-scheduler");
+  info->nominated_node_name = api::FindString(doc, {"status", "nominatedNodeName"});
   info->priority = static_cast<int32_t>(api::FindInt(spec, {"priority"}));
   info->preempt_never = api::FindString(spec, {"preemptionPolicy"}) == "Never";
   const json::array* gates = api::FindArray(spec, {"schedulingGates"});

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/object.h"
@@ -19,14 +20,16 @@ namespace converge::scheduler {
 struct PodInfo {
   api::ObjectPtr pod;
   api::ObjectKey key;
-  std::string uid;
-  std::string node_name;            // spec.nodeName: set once bound
-  std::string scheduler_name;       // spec.schedulerName ("default-scheduler" when absent)
-  std::string nominated_node_name;  // status.nominatedNodeName
-  int32_t priority = 0;             // spec.priority
-  bool preempt_never = false;       // spec.preemptionPolicy == Never
-  bool gated = false;               // spec.schedulingGates is not empty
-  bool terminal = false;            // status.phase Succeeded or Failed
+  // Views of `pod`, which this holds (one PodInfo per pod is held for as long as the pod exists,
+  // so its strings are not copied again).
+  std::string_view uid;
+  std::string_view node_name;            // spec.nodeName: set once bound
+  std::string_view scheduler_name;       // spec.schedulerName ("default-scheduler" when absent)
+  std::string_view nominated_node_name;  // status.nominatedNodeName
+  int32_t priority = 0;                  // spec.priority
+  bool preempt_never = false;            // spec.preemptionPolicy == Never
+  bool gated = false;                    // spec.schedulingGates is not empty
+  bool terminal = false;                 // status.phase Succeeded or Failed
 
   // PodRequests without defaults: what NodeResourcesFit checks and a node's requested sum holds.
   Resource requests;

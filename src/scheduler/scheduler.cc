@@ -302,8 +302,8 @@ void Scheduler::HandleFailure(QueuedPodInfo info, int64_t cycle, std::string_vie
 void Scheduler::Evict(const PodInfo& preemptor, const std::string& node,
                       const std::vector<PodInfoPtr>& victims) {
   std::string message =
-      preemptor.scheduler_name + ": preempting to accommodate a higher priority pod";
-  std::string event = "Preempted by pod " + preemptor.uid + " on node " + node;
+      std::string(preemptor.scheduler_name) + ": preempting to accommodate a higher priority pod";
+  std::string event = "Preempted by pod " + std::string(preemptor.uid) + " on node " + node;
   for (const PodInfoPtr& v : victims) {
     workers_.Submit(Hash(v->key), [this, v, message, event] {
       util::Status s = api_->EvictVictim(*v, message);
