@@ -5,11 +5,17 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "store/crc32c.h"
 
 namespace converge::store {
+
+// src/store/dictionaries/objects-49153.zdict, compiled in (src/store/CMakeLists.txt).
+extern const std::span<const unsigned char> kObjectsDictionary49153;
 
 namespace {
 
@@ -64,6 +70,36 @@ class ContextPool {
 
 using CompressionContexts = ContextPool<ZSTD_CCtx, ZSTD_createCCtx>;
 using DecompressionContexts = ContextPool<ZSTD_DCtx, ZSTD_createDCtx>;
+
+// The dictionaries, digested once (a digested dictionary is read-only: any thread may use it).
+// Values are compressed with the newest; a frame names its dictionary in its header, so frames
+// of every dictionary ever shipped (and of none, as builds before dictionaries wrote) read back.
+struct Dictionaries {
+  ZSTD_CDict* compress = nullptr;  // the newest, at kCompressLevel
+  std::vector<std::pair<unsigned, ZSTD_DDict*>> decompress;
+
+  static const Dictionaries& Get() {
+    static const auto* dictionaries = new Dictionaries;  // never destroyed, as the pools
+    return *dictionaries;
+  }
+
+  const ZSTD_DDict* Find(unsigned id) const {
+    for (const auto& [known, ddict] : decompress) {
+      if (known == id) return ddict;
+    }
+    return nullptr;
+  }
+
+ private:
+  Dictionaries() {
+    const std::span<const unsigned char> newest = kObjectsDictionary49153;
+    compress = ZSTD_createCDict(newest.data(), newest.size(), kCompressLevel);
+    for (std::span<const unsigned char> d : {kObjectsDictionary49153}) {
+      decompress.emplace_back(ZSTD_getDictID_fromDict(d.data(), d.size()),
+                              ZSTD_createDDict(d.data(), d.size()));
+    }
+  }
+};
 
 size_t VarintSize(uint64_t v) {
   size_t n = 1;
@@ -169,9 +205,11 @@ bool CompressValue(std::string_view value, std::string* frame) {
   if (value.size() < kCompressMinBytes) return false;
   CompressionContexts::Lease context = CompressionContexts::Get().Acquire();
   if (context == nullptr) return false;
+  const ZSTD_CDict* dictionary = Dictionaries::Get().compress;
+  if (dictionary == nullptr) return false;  // could not be made (out of memory)
   frame->resize(ZSTD_compressBound(value.size()));
-  const size_t n = ZSTD_compressCCtx(context.get(), frame->data(), frame->size(), value.data(),
-                                     value.size(), kCompressLevel);
+  const size_t n = ZSTD_compress_usingCDict(context.get(), frame->data(), frame->size(),
+                                            value.data(), value.size(), dictionary);
   // An error (only an allocation failure is possible here) stores the value as it is.
   if (ZSTD_isError(n) || n >= value.size()) return false;
   frame->resize(n);
@@ -248,7 +286,17 @@ std::optional<size_t> CompressedValueSize(std::string_view frame) {
 util::Status DecompressValue(std::string_view frame, char* out, size_t size) {
   DecompressionContexts::Lease context = DecompressionContexts::Get().Acquire();
   if (context == nullptr) return util::ResourceExhausted("store: no memory to decompress a value");
-  const size_t n = ZSTD_decompressDCtx(context.get(), out, size, frame.data(), frame.size());
+  const unsigned dictionary_id = ZSTD_getDictID_fromFrame(frame.data(), frame.size());
+  size_t n = 0;
+  if (dictionary_id == 0) {  // written without a dictionary (builds before them)
+    n = ZSTD_decompressDCtx(context.get(), out, size, frame.data(), frame.size());
+  } else if (const ZSTD_DDict* dictionary = Dictionaries::Get().Find(dictionary_id)) {
+    n = ZSTD_decompress_usingDDict(context.get(), out, size, frame.data(), frame.size(),
+                                   dictionary);
+  } else {
+    return util::DataLoss("compressed value names an unknown dictionary (" +
+                          std::to_string(dictionary_id) + "): written by a newer build?");
+  }
   if (ZSTD_isError(n) || n != size) return util::DataLoss("compressed value does not decompress");
   return util::Status::Ok();
 }

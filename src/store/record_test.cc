@@ -1,6 +1,7 @@
 #include "store/record.h"
 
 #include <gtest/gtest.h>
+#include <zstd.h>
 
 #include <random>
 
@@ -205,6 +206,47 @@ TEST(RecordTest, FormatOneBytesStillDecode) {
   util::StatusOr<KeyValuePtr> kv = MakeKeyValue(rev, out);
   ASSERT_TRUE(kv.ok());
   EXPECT_EQ((*kv)->value, value);
+}
+
+// The frame header's dictionary id field (RFC 8878, 3.1.1.1): after the magic number, the frame
+// header descriptor and (unless single-segment) the window descriptor. Empty when there is none.
+std::string_view FrameDictionaryIdField(std::string_view frame, size_t* offset) {
+  const auto descriptor = static_cast<unsigned char>(frame.at(4));
+  const size_t sizes[] = {0, 1, 2, 4};
+  *offset = 5 + ((descriptor & 0x20) ? 0 : 1);
+  return frame.substr(*offset, sizes[descriptor & 3]);
+}
+
+TEST(RecordTest, ValuesCompressWithTheBuiltInDictionaryAndOldFramesStillRead) {
+  const std::string value = PodJson(3);
+  std::string frame;
+  ASSERT_TRUE(CompressValue(value, &frame));
+  EXPECT_EQ(ZSTD_getDictID_fromFrame(frame.data(), frame.size()), 49153u)
+      << "src/store/dictionaries/objects-49153.zdict";
+  // What builds before the dictionary wrote (and data dirs still hold): level 1, no dictionary.
+  std::string old_frame(ZSTD_compressBound(value.size()), '\0');
+  old_frame.resize(ZSTD_compress(old_frame.data(), old_frame.size(), value.data(), value.size(),
+                                 kCompressLevel));
+  ASSERT_EQ(ZSTD_getDictID_fromFrame(old_frame.data(), old_frame.size()), 0u);
+  EXPECT_LT(frame.size() * 2, old_frame.size()) << "the dictionary at least halves a pod";
+
+  for (const std::string* f : {&frame, &old_frame}) {
+    ASSERT_EQ(CompressedValueSize(*f), value.size());
+    std::string out(value.size(), '\0');
+    ASSERT_TRUE(DecompressValue(*f, out.data(), out.size()).ok());
+    EXPECT_EQ(out, value);
+  }
+
+  // A frame naming a dictionary this build does not have (a newer build's): DataLoss, not garbage.
+  size_t offset = 0;
+  ASSERT_EQ(FrameDictionaryIdField(frame, &offset).size(), 2u);
+  std::string unknown = frame;
+  unknown[offset] = static_cast<char>(unknown[offset] + 1);  // 49154
+  ASSERT_EQ(ZSTD_getDictID_fromFrame(unknown.data(), unknown.size()), 49154u);
+  std::string out(value.size(), '\0');
+  util::Status st = DecompressValue(unknown, out.data(), out.size());
+  EXPECT_EQ(st.code(), util::Code::kDataLoss);
+  EXPECT_NE(st.message().find("unknown dictionary (49154)"), std::string::npos) << st.ToString();
 }
 
 TEST(RecordTest, DamagedCompressedValuesAreDataLoss) {
