@@ -29,7 +29,7 @@ util::Status Indexer::AddIndexers(Indexers indexers) {
 void Indexer::IndexAllLocked(const std::string& name, const IndexFunc& fn) {
   IndexMap& index = indices_[name];
   for (const Item& item : items_) {
-    for (std::string& v : fn(*item.second)) index[std::move(v)].insert(&item);
+    for (std::string& v : fn(*item.obj)) index[std::move(v)].insert(&item);
   }
 }
 
@@ -53,21 +53,30 @@ void Indexer::IndexLocked(const Item* item, const api::Object* old_obj,
   }
 }
 
+size_t Indexer::ItemHash::operator()(KeyView k) const {
+  size_t h = std::hash<std::string_view>{}(k.ns);
+  return h ^ (std::hash<std::string_view>{}(k.name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
 api::ObjectPtr Indexer::Upsert(api::ObjectPtr obj) {
-  api::ObjectKey key = obj->key();
   std::unique_lock lock(mu_);
-  Item& item = *items_.try_emplace(std::move(key)).first;
-  api::ObjectPtr old = std::move(item.second);
-  IndexLocked(&item, old.get(), obj.get());
-  item.second = std::move(obj);
+  auto it = items_.find(KeyView{obj->namespace_(), obj->name()});
+  if (it == items_.end()) {
+    const Item& item = *items_.insert(Item{obj}).first;
+    IndexLocked(&item, nullptr, obj.get());
+    return nullptr;
+  }
+  api::ObjectPtr old = std::move(it->obj);
+  IndexLocked(&*it, old.get(), obj.get());
+  it->obj = std::move(obj);  // the same key: the entry stays where it is
   return old;
 }
 
 api::ObjectPtr Indexer::Delete(const api::ObjectKey& key) {
   std::unique_lock lock(mu_);
-  auto it = items_.find(key);
+  auto it = items_.find(KeyView{key.ns, key.name});
   if (it == items_.end()) return nullptr;
-  api::ObjectPtr old = std::move(it->second);
+  api::ObjectPtr old = it->obj;
   IndexLocked(&*it, old.get(), nullptr);
   items_.erase(it);
   return old;
@@ -77,8 +86,8 @@ void Indexer::Replace(std::vector<api::ObjectPtr> objects) {
   Items items;
   items.reserve(objects.size());
   for (api::ObjectPtr& o : objects) {
-    api::ObjectKey key = o->key();
-    items[std::move(key)] = std::move(o);
+    auto [it, inserted] = items.insert(Item{o});
+    if (!inserted) it->obj = std::move(o);  // a repeated key: the last one wins
   }
   std::unique_lock lock(mu_);
   for (auto& [name, index] : indices_) index.clear();
@@ -88,15 +97,15 @@ void Indexer::Replace(std::vector<api::ObjectPtr> objects) {
 
 api::ObjectPtr Indexer::Get(const api::ObjectKey& key) const {
   std::shared_lock lock(mu_);
-  auto it = items_.find(key);
-  return it == items_.end() ? nullptr : it->second;
+  auto it = items_.find(KeyView{key.ns, key.name});
+  return it == items_.end() ? nullptr : it->obj;
 }
 
 std::vector<api::ObjectPtr> Indexer::List() const {
   std::shared_lock lock(mu_);
   std::vector<api::ObjectPtr> out;
   out.reserve(items_.size());
-  for (const auto& [key, obj] : items_) out.push_back(obj);
+  for (const Item& item : items_) out.push_back(item.obj);
   return out;
 }
 
@@ -109,7 +118,7 @@ std::vector<api::ObjectKey> Indexer::ListKeys() const {
   std::shared_lock lock(mu_);
   std::vector<api::ObjectKey> out;
   out.reserve(items_.size());
-  for (const auto& [key, obj] : items_) out.push_back(key);
+  for (const Item& item : items_) out.push_back(item.obj->key());
   return out;
 }
 
@@ -132,7 +141,7 @@ util::StatusOr<std::vector<api::ObjectPtr>> Indexer::ByIndex(std::string_view in
   auto it = idx->find(std::string(value));
   if (it == idx->end()) return out;
   out.reserve(it->second.size());
-  for (const Item* item : it->second) out.push_back(item->second);
+  for (const Item* item : it->second) out.push_back(item->obj);
   return out;
 }
 
@@ -145,7 +154,7 @@ util::StatusOr<std::vector<api::ObjectKey>> Indexer::IndexKeys(std::string_view 
   std::vector<api::ObjectKey> out;
   if (it == idx->end()) return out;
   out.reserve(it->second.size());
-  for (const Item* item : it->second) out.push_back(item->first);
+  for (const Item* item : it->second) out.push_back(item->obj->key());
   return out;
 }
 
@@ -162,7 +171,7 @@ util::StatusOr<std::vector<api::ObjectPtr>> Indexer::Index(std::string_view inde
   }
   std::vector<api::ObjectPtr> out;
   out.reserve(items.size());
-  for (const Item* item : items) out.push_back(item->second);
+  for (const Item* item : items) out.push_back(item->obj);
   return out;
 }
 

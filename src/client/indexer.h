@@ -59,8 +59,33 @@ class Indexer final : public KnownObjects {
   bool HasIndex(std::string_view index) const;
 
  private:
-  using Items = std::unordered_map<api::ObjectKey, api::ObjectPtr>;
-  using Item = Items::value_type;
+  // The objects, found by their own namespace and name: no copy of the key per entry (every
+  // in-process informer of pods holds one entry per pod). An entry's object may be replaced by
+  // another of the same key (the hash and equality read nothing else), hence `mutable`.
+  struct Item {
+    mutable api::ObjectPtr obj;
+  };
+  struct KeyView {
+    std::string_view ns;
+    std::string_view name;
+  };
+  struct ItemHash {
+    using is_transparent = void;
+    size_t operator()(KeyView k) const;
+    size_t operator()(const Item& item) const {
+      return (*this)(KeyView{item.obj->namespace_(), item.obj->name()});
+    }
+  };
+  struct ItemEqual {
+    using is_transparent = void;
+    static KeyView Of(KeyView k) { return k; }
+    static KeyView Of(const Item& item) { return {item.obj->namespace_(), item.obj->name()}; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Of(a).name == Of(b).name && Of(a).ns == Of(b).ns;
+    }
+  };
+  using Items = std::unordered_set<Item, ItemHash, ItemEqual>;
   // An index value's items, as pointers to their entries in items_ (whose addresses are stable
   // until erased): a query reads the objects without looking each key up again, and an entry
   // costs a pointer instead of a copy of the key.

@@ -112,6 +112,38 @@ TEST(IndexerTest, CachedObjectsCannotBeModifiedThroughTheCache) {
 
 // Seeded random operations checked against a simple reference model: for every index value, the
 // keys the indexer returns equal those found by scanning the model.
+TEST(IndexerTest, EntriesAreKeyedByTheirObjectsNamespaceAndName) {
+  // The same name namespaced twice and cluster-scoped once: three entries, each found by its key.
+  Indexer idx = AllIndexes();
+  api::ObjectPtr a = PodOn("a", "same", "n1");
+  api::ObjectPtr b = PodOn("b", "same", "n1");
+  api::ObjectPtr cluster = PodOn("", "same", "");
+  for (const api::ObjectPtr& o : {a, b, cluster}) EXPECT_EQ(idx.Upsert(o), nullptr);
+  EXPECT_EQ(idx.size(), 3u);
+  EXPECT_EQ(idx.Get({"a", "same"}), a);
+  EXPECT_EQ(idx.Get({"", "same"}), cluster);
+  EXPECT_EQ(idx.Get({"same", ""}), nullptr);
+  std::vector<api::ObjectKey> keys = idx.ListKeys();
+  EXPECT_EQ(std::set<api::ObjectKey>(keys.begin(), keys.end()),
+            (std::set<api::ObjectKey>{{"a", "same"}, {"b", "same"}, {"", "same"}}));
+
+  api::ObjectPtr a2 = PodOn("a", "same", "n2");
+  EXPECT_EQ(idx.Upsert(a2), a) << "the previous version comes back";
+  EXPECT_EQ(idx.Get({"a", "same"}), a2);
+  EXPECT_EQ(Names(*idx.ByIndex(kNodeNameIndex, "n2")), std::vector<std::string>{"a/same"});
+  EXPECT_EQ(idx.Delete({"b", "same"}), b);
+  EXPECT_EQ(idx.Delete({"b", "same"}), nullptr);
+  EXPECT_EQ(idx.size(), 2u);
+
+  // Replace with a key given twice keeps the last one.
+  api::ObjectPtr first = PodOn("a", "x", "n1");
+  api::ObjectPtr last = PodOn("a", "x", "n3");
+  idx.Replace({first, last});
+  EXPECT_EQ(idx.size(), 1u);
+  EXPECT_EQ(idx.Get({"a", "x"}), last);
+  EXPECT_EQ(idx.ByIndex(kNodeNameIndex, "n1")->size(), 0u);
+}
+
 TEST(IndexerTest, MatchesAReferenceModelUnderRandomOperations) {
   std::mt19937 rng(20240611);
   Indexer idx = AllIndexes();
