@@ -259,27 +259,27 @@ void EventRecorder::Write(const Pending& p, std::stop_token stop) {
 void EventRecorder::Run(std::stop_token stop) {
   util::SetThreadName("event-recorder");  // Run is the thread's body
   for (;;) {
-    Pending p;
+    Queued q;
     {
       std::unique_lock lock(mu_);
       if (!cv_.wait(lock, stop, [this] { return !queue_.empty(); })) return;
-      p = queue_.front().Unpack();
+      q = std::move(queue_.front());
       queue_.pop_front();
     }
-    Write(p, stop);
+    Write(q.Unpack(), stop);  // unpacked outside the lock producers take
   }
 }
 
 void EventRecorder::Flush(std::stop_token stop) {
   for (;;) {
-    Pending p;
+    Queued q;
     {
       std::lock_guard lock(mu_);
       if (queue_.empty()) return;
-      p = queue_.front().Unpack();
+      q = std::move(queue_.front());
       queue_.pop_front();
     }
-    Write(p, stop);
+    Write(q.Unpack(), stop);  // unpacked outside the lock producers take
   }
 }
 
