@@ -93,8 +93,9 @@ TEST(EventRecorderTest, AQueuedEventKeepsEveryFieldAndItsTime) {
   EventRecorder rec({.source = {"kubelet", "node-a"}, .sink = &sink, .clock = &clock});
   ObjectReference ref = ObjectReference::For(Pod());
   ref.field_path = "spec.containers{web}";
-  const std::string message = "Failed to pull image \"registry.example/caf\u00e9:" +
-                              std::string(200, '1') + "\": not found";
+  const std::string message =
+      "Failed to pull image \"registry.example/caf\u00e9:" + std::string(200, '1') +
+      "\": not found";
   rec.Event(ref, kEventTypeWarning, "Failed", message);
   clock.Step(std::chrono::seconds(90));
   rec.Flush();
