@@ -63,10 +63,17 @@ struct ObjectKey {
 
 }  // namespace converge::api
 
+namespace converge::api {
+// The hash of the key (ns, name); std::hash<ObjectKey> and lookups by views of a key agree on it.
+inline size_t HashObjectKey(std::string_view ns, std::string_view name) noexcept {
+  size_t h = std::hash<std::string_view>{}(ns);
+  return h ^ (std::hash<std::string_view>{}(name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+}  // namespace converge::api
+
 template <>
 struct std::hash<converge::api::ObjectKey> {
   size_t operator()(const converge::api::ObjectKey& k) const noexcept {
-    size_t h = std::hash<std::string>{}(k.ns);
-    return h ^ (std::hash<std::string>{}(k.name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+    return converge::api::HashObjectKey(k.ns, k.name);
   }
 };

@@ -54,8 +54,7 @@ void Indexer::IndexLocked(const Item* item, const api::Object* old_obj,
 }
 
 size_t Indexer::ItemHash::operator()(KeyView k) const {
-  size_t h = std::hash<std::string_view>{}(k.ns);
-  return h ^ (std::hash<std::string_view>{}(k.name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+  return api::HashObjectKey(k.ns, k.name);
 }
 
 api::ObjectPtr Indexer::Upsert(api::ObjectPtr obj) {
