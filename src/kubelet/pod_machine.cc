@@ -50,8 +50,8 @@ const MachineOptions kDefaultMachineOptions;
 void ConditionState::SetText(std::string_view reason, std::string_view message) {
   if (reason.empty() && message.empty()) {
     text.reset();
-  } else {
-    text = Text{std::string(reason), std::string(message)};
+  } else if (!text || text->reason != reason || text->message != message) {
+    text = Text{std::string(reason), std::string(message)};  // recomputed often, changed rarely
   }
 }
 
