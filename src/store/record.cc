@@ -83,9 +83,10 @@ struct Dictionaries {
     return *dictionaries;
   }
 
-  const ZSTD_DDict* Find(unsigned id) const {
-    for (const auto& [known, ddict] : decompress) {
-      if (known == id) return ddict;
+  // The entry for dictionary `id` (its DDict null if it could not be digested), or null.
+  const std::pair<unsigned, ZSTD_DDict*>* Find(unsigned id) const {
+    for (const auto& entry : decompress) {
+      if (entry.first == id) return &entry;
     }
     return nullptr;
   }
@@ -290,9 +291,12 @@ util::Status DecompressValue(std::string_view frame, char* out, size_t size) {
   size_t n = 0;
   if (dictionary_id == 0) {  // written without a dictionary (builds before them)
     n = ZSTD_decompressDCtx(context.get(), out, size, frame.data(), frame.size());
-  } else if (const ZSTD_DDict* dictionary = Dictionaries::Get().Find(dictionary_id)) {
+  } else if (const auto* dictionary = Dictionaries::Get().Find(dictionary_id)) {
+    if (dictionary->second == nullptr) {
+      return util::ResourceExhausted("store: no memory to digest the values' dictionary");
+    }
     n = ZSTD_decompress_usingDDict(context.get(), out, size, frame.data(), frame.size(),
-                                   dictionary);
+                                   dictionary->second);
   } else {
     return util::DataLoss("compressed value names an unknown dictionary (" +
                           std::to_string(dictionary_id) + "): written by a newer build?");
