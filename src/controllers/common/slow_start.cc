@@ -1,29 +1,15 @@
 #include "controllers/common/slow_start.h"
 
 #include <algorithm>
-#include <atomic>
-#include <thread>
+
+#include "util/parallel.h"
 
 namespace converge::controllers {
 
 std::vector<util::Status> RunParallel(int n, const std::function<util::Status(int)>& fn,
                                       int max_parallel) {
   std::vector<util::Status> out(std::max(0, n));
-  if (n <= 0) return out;
-  int threads = std::clamp(max_parallel, 1, n);
-  if (threads == 1) {
-    for (int i = 0; i < n; ++i) out[i] = fn(i);
-    return out;
-  }
-  std::atomic<int> next{0};
-  auto work = [&] {
-    for (int i = next.fetch_add(1); i < n; i = next.fetch_add(1)) out[i] = fn(i);
-  };
-  std::vector<std::jthread> pool;
-  pool.reserve(threads - 1);
-  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::jthread& t : pool) t.join();  // before `out` is returned (moved)
+  util::ParallelFor(n, max_parallel, [&](int i) { out[i] = fn(i); });
   return out;
 }
 

@@ -40,7 +40,8 @@ SlowStartResult SlowStartBatch(int count, int initial_batch_size,
 std::vector<int> SlowStartBatchSizes(int count, int initial_batch_size);
 
 // Runs fn(i) for i in [0, n) with at most `max_parallel` calls in flight; returns the statuses
-// in index order. (Deletes of a scale-down are issued this way: all of them, concurrently.)
+// in index order. (Deletes of a scale-down are issued this way: all of them, concurrently.) The
+// calls run on the caller and on util::ParallelFor's helper threads, which later calls reuse.
 std::vector<util::Status> RunParallel(int n, const std::function<util::Status(int)>& fn,
                                       int max_parallel = kMaxParallelCalls);
 
