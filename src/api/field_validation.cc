@@ -478,7 +478,96 @@ class DuplicateHandler {
   std::string key_;
 };
 
+// json::parse's handler (every value pushed on a value_stack) that also hands each event to a
+// DuplicateHandler when it has one.
+class ValueAndDuplicatesHandler {
+ public:
+  static constexpr std::size_t max_object_size = json::object::max_size();
+  static constexpr std::size_t max_array_size = json::array::max_size();
+  static constexpr std::size_t max_key_size = json::string::max_size();
+  static constexpr std::size_t max_string_size = json::string::max_size();
+
+  ValueAndDuplicatesHandler(bool find_duplicates, unsigned char* buffer, std::size_t size)
+      : st(json::storage_ptr(), buffer, size) {
+    st.reset();
+    if (find_duplicates) dup.emplace();
+  }
+
+  json::value_stack st;
+  std::optional<DuplicateHandler> dup;
+
+  bool on_document_begin(boost::system::error_code&) { return true; }
+  bool on_document_end(boost::system::error_code&) { return true; }
+  bool on_object_begin(boost::system::error_code& ec) { return !dup || dup->on_object_begin(ec); }
+  bool on_object_end(std::size_t n, boost::system::error_code& ec) {
+    st.push_object(n);
+    return !dup || dup->on_object_end(n, ec);
+  }
+  bool on_array_begin(boost::system::error_code& ec) { return !dup || dup->on_array_begin(ec); }
+  bool on_array_end(std::size_t n, boost::system::error_code& ec) {
+    st.push_array(n);
+    return !dup || dup->on_array_end(n, ec);
+  }
+  bool on_key_part(std::string_view s, std::size_t n, boost::system::error_code& ec) {
+    st.push_chars(s);
+    return !dup || dup->on_key_part(s, n, ec);
+  }
+  bool on_key(std::string_view s, std::size_t n, boost::system::error_code& ec) {
+    st.push_key(s);
+    return !dup || dup->on_key(s, n, ec);
+  }
+  bool on_string_part(std::string_view s, std::size_t, boost::system::error_code&) {
+    st.push_chars(s);
+    return true;
+  }
+  bool on_string(std::string_view s, std::size_t n, boost::system::error_code& ec) {
+    st.push_string(s);
+    return !dup || dup->on_string(s, n, ec);
+  }
+  bool on_number_part(std::string_view, boost::system::error_code&) { return true; }
+  bool on_int64(std::int64_t i, std::string_view s, boost::system::error_code& ec) {
+    st.push_int64(i);
+    return !dup || dup->on_int64(i, s, ec);
+  }
+  bool on_uint64(std::uint64_t u, std::string_view s, boost::system::error_code& ec) {
+    st.push_uint64(u);
+    return !dup || dup->on_uint64(u, s, ec);
+  }
+  bool on_double(double d, std::string_view s, boost::system::error_code& ec) {
+    st.push_double(d);
+    return !dup || dup->on_double(d, s, ec);
+  }
+  bool on_bool(bool b, boost::system::error_code& ec) {
+    st.push_bool(b);
+    return !dup || dup->on_bool(b, ec);
+  }
+  bool on_null(boost::system::error_code& ec) {
+    st.push_null();
+    return !dup || dup->on_null(ec);
+  }
+  bool on_comment_part(std::string_view, boost::system::error_code&) { return true; }
+  bool on_comment(std::string_view, boost::system::error_code&) { return true; }
+};
+
 }  // namespace
+
+json::value ParseJsonFindingDuplicates(std::string_view text, const json::parse_options& options,
+                                       boost::system::error_code& ec,
+                                       std::vector<std::string>* duplicates) {
+  // As json::parse: a stack buffer for the value_stack's first values.
+  unsigned char buffer[BOOST_JSON_STACK_BUFFER_SIZE];
+  json::basic_parser<ValueAndDuplicatesHandler> p(options, duplicates != nullptr, buffer,
+                                                  sizeof(buffer));
+  const std::size_t n = p.write_some(false, text.data(), text.size(), ec);
+  if (!ec && n < text.size()) ec = json::error::extra_data;
+  if (ec) return nullptr;
+  if (duplicates != nullptr) {
+    std::vector<std::string>& found = p.handler().dup->duplicates;
+    duplicates->insert(duplicates->end(), std::make_move_iterator(found.begin()),
+                       std::make_move_iterator(found.end()));
+  }
+  return p.handler().st.release();
+}
 
 StatusOr<FieldValidation> ParseFieldValidation(std::string_view param) {
   if (param.empty() || param == "Warn") return FieldValidation::kWarn;
@@ -660,8 +749,13 @@ Status CheckFieldTypes(const json::object& obj, const TypeSchema& type) {
 StatusOr<DecodedBody> DecodeJsonBody(std::string_view text, const TypeSchema& type,
                                      FieldValidation mode,
                                      const std::vector<std::string>* yaml_duplicates) {
+  // Strict and Warn report repeated keys: found while parsing (yaml_duplicates: the YAML reader
+  // found them, and `text` is JSON it wrote, without any).
+  const bool find_duplicates = mode != FieldValidation::kIgnore && yaml_duplicates == nullptr;
+  std::vector<std::string> duplicates;
   boost::system::error_code ec;
-  json::value v = json::parse(text, ec, json::storage_ptr(), DepthLimited());
+  json::value v =
+      ParseJsonFindingDuplicates(text, DepthLimited(), ec, find_duplicates ? &duplicates : nullptr);
   if (ec == json::error::too_deep) {
     return InvalidArgument("the request body is nested too deeply (more than " +
                            std::to_string(kMaxNestingDepth) + " levels)");
@@ -686,9 +780,8 @@ StatusOr<DecodedBody> DecodeJsonBody(std::string_view text, const TypeSchema& ty
     SortFieldPaths(unknown);
     for (const std::string& p : unknown) report.Add("unknown field \"" + p + "\"");
   } else {
-    CONVERGE_ASSIGN_OR_RETURN(std::vector<std::string> dups, FindDuplicateFields(text));
     CONVERGE_ASSIGN_OR_RETURN(std::vector<std::string> problems,
-                              TypedStrictProblems(text, unknown, dups));
+                              TypedStrictProblems(text, unknown, duplicates));
     for (std::string& p : problems) report.Add(std::move(p));
   }
   if (report.empty()) return out;

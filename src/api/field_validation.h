@@ -56,6 +56,14 @@ std::vector<std::string> PruneUnknownFieldsWhere(boost::json::object& obj, const
 // InvalidArgument when `text` is not valid JSON.
 util::StatusOr<std::vector<std::string>> FindDuplicateFields(std::string_view text);
 
+// boost::json::parse(text, ec, {}, options), which also appends to `duplicates` (when not null)
+// what FindDuplicateFields(text) would return, in the same pass over the text: a request body is
+// read once, not once for the document and once more for its repeated keys.
+boost::json::value ParseJsonFindingDuplicates(std::string_view text,
+                                              const boost::json::parse_options& options,
+                                              boost::system::error_code& ec,
+                                              std::vector<std::string>* duplicates);
+
 // Every key of JSON `text` in document order: its strict path, and whether it repeats a key of its
 // object. InvalidArgument when `text` is not valid JSON.
 struct JsonKey {

@@ -125,6 +125,51 @@ TEST(FindDuplicateFields, LargeObjectsNestedArraysAndEscapes) {
   EXPECT_THAT(paths, ElementsAre("a", "a.b", "a.b[0].c", "a.b[0].c!", "d"));
 }
 
+// One pass finds what json::parse and FindDuplicateFields find in two: the same document (last
+// repeated key wins), the same paths, the same errors.
+TEST(ParseJsonFindingDuplicates, MatchesParseAndFindDuplicateFields) {
+  std::string many = "{";
+  for (int i = 0; i < 40; ++i) many += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  many += R"("k3":0,"k40":{"x":1,"x":[2,-3,4.5e1,true,null,"s\n"]}})";
+  const std::vector<std::string> documents = {
+      R"({"kind":"Pod","kind":"Pod","spec":{"containers":[{"name":"a","name":"b"}]}})",
+      R"({"a\u0062":"v\u00e9","ab":2,"long key with an \"escape\"":{"k":1,"k":2}})",
+      R"([{"a":1},{"a":1,"a":2}])",
+      R"({"n":18446744073709551615,"m":-9223372036854775808,"d":1e308})",
+      many,
+      "{}",
+      "  \"just a string\"  ",
+  };
+  json::parse_options options;
+  for (const std::string& text : documents) {
+    boost::system::error_code ec;
+    std::vector<std::string> found = {"kept"};
+    json::value v = ParseJsonFindingDuplicates(text, options, ec, &found);
+    ASSERT_FALSE(ec) << text << ": " << ec.message();
+    EXPECT_EQ(v, json::parse(text)) << text;
+    util::StatusOr<std::vector<std::string>> separately = FindDuplicateFields(text);
+    ASSERT_TRUE(separately.ok()) << text;
+    std::vector<std::string> want = {"kept"};
+    want.insert(want.end(), separately->begin(), separately->end());
+    EXPECT_EQ(found, want) << text;
+    // Without a list to fill, the document alone.
+    EXPECT_EQ(ParseJsonFindingDuplicates(text, options, ec, nullptr), json::parse(text)) << text;
+  }
+  for (std::string_view bad : {"{", "{} {}", "[1,]", "{\"a\":1}x", ""}) {
+    boost::system::error_code want;
+    json::parse(bad, want, {}, options);
+    boost::system::error_code ec;
+    std::vector<std::string> found;
+    EXPECT_TRUE(ParseJsonFindingDuplicates(bad, options, ec, &found).is_null()) << bad;
+    EXPECT_EQ(ec, want) << bad;
+  }
+  json::parse_options shallow;
+  shallow.max_depth = 2;
+  boost::system::error_code ec;
+  ParseJsonFindingDuplicates(R"({"a":{"b":{"c":1}}})", shallow, ec, nullptr);
+  EXPECT_EQ(ec, json::error::too_deep);
+}
+
 struct TypeCase {
   std::string name;
   std::string body;

@@ -8,6 +8,8 @@
 
 #include <boost/json/parse.hpp>
 
+#include "api/field_validation.h"
+
 namespace converge::api {
 namespace {
 
@@ -275,11 +277,12 @@ void RemoveNullMembers(json::value& v) {
   }
 }
 
-util::StatusOr<json::value> ParsePatchBody(std::string_view body) {
+util::StatusOr<json::value> ParsePatchBody(std::string_view body,
+                                           std::vector<std::string>* duplicates) {
   json::parse_options options;
   options.max_depth = kMaxPatchNestingDepth;
   boost::system::error_code ec;
-  json::value parsed = json::parse(body, ec, json::storage_ptr(), options);
+  json::value parsed = ParseJsonFindingDuplicates(body, options, ec, duplicates);
   if (ec) {
     if (ec == json::error::too_deep) {
       return util::InvalidArgument("error decoding patch: exceeded max depth of " +

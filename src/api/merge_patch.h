@@ -21,7 +21,9 @@
 // the arguments meanwhile. Nothing is ever modified in place: results are fresh values.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/value.hpp>
 
@@ -67,6 +69,9 @@ void RemoveNullMembers(boost::json::value& v);
 // Parses a patch request body, allowing kMaxPatchNestingDepth levels. InvalidArgument
 // ("error decoding patch: <reason>") when it is not valid JSON, too deep, or has a number too
 // large for a double (Boost.JSON would read it as infinity; Go's decoder rejects it).
-util::StatusOr<boost::json::value> ParsePatchBody(std::string_view body);
+// With `duplicates`: the paths of repeated keys are appended to it (FindDuplicateFields,
+// field_validation.h), found in the same pass.
+util::StatusOr<boost::json::value> ParsePatchBody(std::string_view body,
+                                                  std::vector<std::string>* duplicates = nullptr);
 
 }  // namespace converge::api

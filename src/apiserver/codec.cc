@@ -25,11 +25,13 @@ std::string_view TrimSpace(std::string_view s) {
   return s;
 }
 
-ApiOr<json::value> ParseJson(std::string_view body) {
+// With `duplicates`: the paths of the body's repeated keys are appended, found in the same pass.
+ApiOr<json::value> ParseJson(std::string_view body,
+                             std::vector<std::string>* duplicates = nullptr) {
   json::parse_options opts;
   opts.max_depth = kMaxJsonDepth;
   boost::system::error_code ec;
-  json::value v = json::parse(body, ec, {}, opts);
+  json::value v = api::ParseJsonFindingDuplicates(body, opts, ec, duplicates);
   if (ec) {
     if (ec == json::error::too_deep) {
       return BadRequest("the request body is nested too deeply (more than " +
@@ -131,15 +133,12 @@ ApiOr<api::Object> DecodeObject(const Request& req, const api::TypeSchema* schem
     }
     return api::Object(std::move(decoded->object));
   }
-  auto v = ParseJson(json_text);
+  const bool find_duplicates = duplicates != nullptr && strict && !yaml_duplicates;
+  auto v = ParseJson(json_text, find_duplicates ? &duplicates->json_paths : nullptr);
   if (!v.ok()) return v.error();
   if (!v->is_object()) return BadRequest("the request body must be a JSON object");
-  if (duplicates != nullptr && strict) {
-    if (yaml_duplicates) {
-      duplicates->yaml_reports = std::move(*yaml_duplicates);
-    } else if (auto dups = api::FindDuplicateFields(json_text); dups.ok()) {
-      duplicates->json_paths = std::move(*dups);
-    }
+  if (duplicates != nullptr && strict && yaml_duplicates) {
+    duplicates->yaml_reports = std::move(*yaml_duplicates);
   }
   return api::Object(std::move(v->get_object()));
 }

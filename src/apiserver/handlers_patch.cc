@@ -85,9 +85,14 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
     return ErrorResponse(
         MethodNotAllowed("the server does not allow this method on the requested resource"));
   }
-  auto patch = api::ParsePatchBody(ctx.req.body);
-  if (!patch.ok()) return ErrorResponse(PatchError(patch.status()));
   auto validation = QueryFieldValidation(ctx.req);
+  // A merge patch's repeated keys are found while it is parsed (Strict and Warn report them).
+  const bool find_duplicates =
+      validation.ok() && *validation != api::FieldValidation::kIgnore && type != PatchType::kJson;
+  BodyDuplicates duplicates;
+  auto patch =
+      api::ParsePatchBody(ctx.req.body, find_duplicates ? &duplicates.json_paths : nullptr);
+  if (!patch.ok()) return ErrorResponse(PatchError(patch.status()));
   if (!validation.ok()) return ErrorResponse(validation.error());
   // What strict decoding finds in the patch itself (upstream decodes it before applying it); the
   // unknown fields of the patched object follow.
@@ -99,10 +104,6 @@ Response APIServer::HandlePatch(RequestContext& ctx) {
         for (std::string& p : *problems) patch_report.Add(std::move(p));
       }
     } else {
-      BodyDuplicates duplicates;
-      if (auto dups = api::FindDuplicateFields(ctx.req.body); dups.ok()) {
-        duplicates.json_paths = std::move(*dups);
-      }
       duplicates.AddTo(patch_report);
     }
   }
