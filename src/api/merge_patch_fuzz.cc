@@ -4,12 +4,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
+#include "api/field_validation.h"
 #include "api/merge_patch.h"
 
 namespace {
@@ -57,8 +59,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (parsed.ok()) document = std::move(*parsed);
     patch_text = input.substr(split + 1);
   }
-  converge::util::StatusOr<json::value> patch = ParsePatchBody(patch_text);
+  std::vector<std::string> duplicates;
+  converge::util::StatusOr<json::value> patch = ParsePatchBody(patch_text, &duplicates);
   if (!patch.ok()) return 0;
+  // The repeated keys found while parsing are those the separate scan finds.
+  converge::util::StatusOr<std::vector<std::string>> scanned =
+      converge::api::FindDuplicateFields(patch_text);
+  Check(scanned.ok() && *scanned == duplicates);
 
   const json::value before = document;
   converge::util::StatusOr<json::value> result = ApplyMergePatch(document, *patch);
