@@ -17,6 +17,27 @@ namespace {
 
 using namespace std::chrono_literals;
 namespace json = boost::json;
+
+// A condition's text is recomputed on every advance and changes rarely: the same text keeps the
+// strings it holds (no allocation), another replaces them, none empties it.
+TEST(ConditionStateTest, SetTextReplacesOnlyAChangedText) {
+  ConditionState c;
+  EXPECT_FALSE(c.text);
+  const std::string reason = "ContainersNotReady";
+  const std::string message = "containers with unready status: [web sidecar]";
+  c.SetText(reason, message);
+  ASSERT_TRUE(c.text);
+  const char* held = c.text->message.data();
+  c.SetText(reason, message);
+  EXPECT_EQ(c.text->message.data(), held);  // kept, not rebuilt
+  EXPECT_EQ(c.message(), message);
+  c.SetText(reason, "containers with unready status: [web]");
+  EXPECT_EQ(c.reason(), reason);
+  EXPECT_EQ(c.message(), "containers with unready status: [web]");
+  c.SetText("", "");
+  EXPECT_FALSE(c.text);
+  EXPECT_EQ(c.reason(), "");
+}
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
