@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "api/packed_object.h"
 #include "apiserver/stored_json.h"
 #include "store/record.h"
 #include "util/metrics.h"
@@ -190,8 +191,14 @@ util::StatusOr<api::ObjectPtr> SharedDecode(const CachedObject& cached, bool wit
   // Parsed outside the lock; two readers may parse at once, and both end up with the one that
   // was published first.
   CONVERGE_ASSIGN_OR_RETURN(api::Object parsed, api::Object::Parse(*cached.json()));
-  if (without_managed_fields) parsed.mutable_metadata().stable_erase("managedFields");
-  auto fresh = std::make_shared<const api::Object>(std::move(parsed));
+  std::shared_ptr<const api::Object> fresh;
+  if (without_managed_fields) {
+    // The version informers share, held for as long as it is current: packed.
+    parsed.mutable_metadata().stable_erase("managedFields");
+    fresh = std::make_shared<const api::Object>(api::PackedCopy(parsed.doc()));
+  } else {
+    fresh = std::make_shared<const api::Object>(std::move(parsed));
+  }
   std::lock_guard lock(mu);
   if (api::ObjectPtr other = memo.lock()) return other;
   memo = fresh;
@@ -279,7 +286,8 @@ void CachedObject::SeedDecodedWithoutManagedFields(api::Object obj) const {
   // resourceVersion.
   obj.mutable_metadata().stable_erase("managedFields");
   obj.set_resource_version(std::to_string(revision));
-  auto seed = std::make_shared<const api::Object>(std::move(obj));
+  // Packed (api/packed_object.h): informers hold it for as long as it is current.
+  auto seed = std::make_shared<const api::Object>(api::PackedCopy(obj.doc()));
   std::lock_guard lock(DecodedMutex(this));
   if (decoded_without_managed_fields_.expired()) seed_ = std::move(seed);
 }
