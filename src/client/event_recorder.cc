@@ -130,6 +130,25 @@ uint64_t ObjectKeyOf(const ObjectReference& o) {
 constexpr std::string_view kSimilarTag = "similar";
 constexpr std::string_view kCombinedTag = "combined";
 
+// An Event's name: the involved object's, then the time of the event that created it in
+// nanoseconds, in hex (client-go's: fmt.Sprintf("%v.%x", ref.Name, t.UnixNano())).
+std::string EventName(const ObjectReference& involved, uint64_t created_nanos) {
+  char suffix[24];
+  std::snprintf(suffix, sizeof(suffix), ".%llx", static_cast<unsigned long long>(created_nanos));
+  return involved.name + suffix;
+}
+
+// Events about cluster-scoped objects go to the default namespace, as client-go's do.
+const std::string& EventNamespace(const ObjectReference& involved) {
+  static const std::string kDefault = "default";
+  return involved.ns.empty() ? kDefault : involved.ns;
+}
+
+uint64_t UnixNanos(util::Clock::WallTime time) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count());
+}
+
 }  // namespace
 
 EventRecorder::Correlated EventRecorder::Correlate(const Pending& p) {
@@ -181,14 +200,8 @@ api::Object EventRecorder::NewEvent(const Pending& p, std::string_view message,
   json::object doc;
   doc["apiVersion"] = "v1";
   doc["kind"] = "Event";
-  char suffix[32];
-  std::snprintf(
-      suffix, sizeof(suffix), ".%llx",
-      static_cast<unsigned long long>(
-          std::chrono::duration_cast<std::chrono::nanoseconds>(p.time.time_since_epoch()).count()));
-  doc["metadata"] =
-      json::object{{"name", p.involved.name + suffix},
-                   {"namespace", p.involved.ns.empty() ? std::string("default") : p.involved.ns}};
+  doc["metadata"] = json::object{{"name", EventName(p.involved, UnixNanos(p.time))},
+                                 {"namespace", EventNamespace(p.involved)}};
   doc["involvedObject"] = p.involved.ToJson();
   doc["reason"] = p.reason;
   doc["message"] = message;
@@ -223,10 +236,11 @@ void EventRecorder::Write(const Pending& p, std::stop_token stop) {
       // Seen before: count it on the existing Event.
       w = *seen;
       w.count += 1;
+      // Its key covers the involved object's namespace and name, so they name it still.
       api::Object target;
       target.SetGvk({"", "v1", "Event"});
-      target.set_namespace(w.ns);
-      target.set_name(w.name);
+      target.set_namespace(EventNamespace(p.involved));
+      target.set_name(EventName(p.involved, w.created_nanos));
       json::object patch{{"count", w.count}, {"lastTimestamp", timestamp}, {"message", c.message}};
       written = options_.sink->Patch(target, json::serialize(patch));
       if (!written.ok() && IsNotFound(written.status())) {
@@ -237,7 +251,7 @@ void EventRecorder::Write(const Pending& p, std::stop_token stop) {
       }
     } else {
       api::Object ev = NewEvent(p, c.message, timestamp);
-      w = Written{std::string(ev.name()), std::string(ev.namespace_()), 1, timestamp};
+      w = Written{UnixNanos(p.time), 1};
       written = options_.sink->Create(ev);
       if (!written.ok() && IsAlreadyExists(written.status())) return;  // written before
     }

@@ -29,6 +29,7 @@ class RecordingSink final : public EventSink {
   }
   util::StatusOr<api::Object> Patch(const api::Object& event, std::string_view patch) override {
     calls.push_back("patch " + std::string(event.name()) + " " + std::string(patch));
+    patched_namespaces.emplace_back(event.namespace_());
     auto it = events.find(std::string(event.name()));
     if (it == events.end()) {
       return util::NotFound("events \"" + std::string(event.name()) + "\" not found")
@@ -40,6 +41,7 @@ class RecordingSink final : public EventSink {
   }
 
   std::vector<std::string> calls;
+  std::vector<std::string> patched_namespaces;
   std::map<std::string, api::Object> events;
   bool fail_next = false;
   int rv = 0;
@@ -209,6 +211,13 @@ TEST(EventRecorderTest, ClusterScopedObjectsGetEventsInDefault) {
   rec.Flush();
   ASSERT_EQ(sink.events.size(), 1u);
   EXPECT_EQ(sink.events.begin()->second.namespace_(), "default");
+  // A repeat counts on that Event: the patch names it in default too.
+  rec.Event(node, kEventTypeNormal, "NodeReady", "ready");
+  rec.Flush();
+  ASSERT_EQ(sink.calls.size(), 2u);
+  EXPECT_EQ(sink.calls[1].substr(0, sink.calls[1].find(' ', 6)),
+            "patch " + sink.events.begin()->first);
+  EXPECT_EQ(sink.patched_namespaces, std::vector<std::string>{"default"});
 }
 
 api::Object ReplicaSet(const std::string& name = "web-abc") {
