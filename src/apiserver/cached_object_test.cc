@@ -438,9 +438,12 @@ TEST(PendingWriteTest, TheWritersObjectIsWhatReadersWouldHaveParsed) {
   auto again = entry->DecodedWithoutManagedFields();
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(lean->get(), again->get());
+  // Held for as long as it is current: packed (api/packed_object.h), not the writer's tree.
+  EXPECT_NE((*lean)->doc().storage(), json::storage_ptr());
   auto full = entry->Decoded();
   ASSERT_TRUE(full.ok());
   EXPECT_NE(api::Find((*full)->doc(), {"metadata", "managedFields"}), nullptr);
+  EXPECT_EQ((*full)->doc().storage(), json::storage_ptr()) << "read-modify-writes' copy";
   // Once the entry exists, the object is the entry's: nothing to take back.
   EXPECT_FALSE(write.TakeObject().has_value());
 }
@@ -484,6 +487,7 @@ TEST(CachedObjectTest, ASeedIsDroppedIfAReaderParsedFirstOrTheVersionIsSupersede
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ((*parsed)->resource_version(), "6");
   EXPECT_EQ(api::Find((*parsed)->doc(), {"metadata", "managedFields"}), nullptr);
+  EXPECT_NE((*parsed)->doc().storage(), json::storage_ptr()) << "parsed, then packed";
   EXPECT_EQ(d->DecodedWithoutManagedFieldsIfAtHand(), *parsed);
 }
 
