@@ -18,11 +18,12 @@ void* HeapAllocate(size_t bytes, size_t align) {
   return ::operator new(bytes, std::align_val_t(align));
 }
 
-void HeapDeallocate(void* p, size_t bytes, size_t align) {
+// Unsized: clang before 19 declares the sized forms only with -fsized-deallocation.
+void HeapDeallocate(void* p, size_t align) {
   if (align <= __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
-    ::operator delete(p, bytes);
+    ::operator delete(p);
   } else {
-    ::operator delete(p, bytes, std::align_val_t(align));
+    ::operator delete(p, std::align_val_t(align));
   }
 }
 
@@ -103,7 +104,7 @@ PackedResource::PackedResource(size_t capacity, PackedResource** self)
 }
 
 PackedResource::~PackedResource() {
-  HeapDeallocate(begin_, static_cast<size_t>(end_ - begin_), alignof(std::max_align_t));
+  HeapDeallocate(begin_, alignof(std::max_align_t));
 }
 
 void* PackedResource::do_allocate(size_t bytes, size_t align) {
@@ -119,10 +120,10 @@ void* PackedResource::do_allocate(size_t bytes, size_t align) {
   return HeapAllocate(bytes, align);
 }
 
-void PackedResource::do_deallocate(void* p, size_t bytes, size_t align) {
+void PackedResource::do_deallocate(void* p, size_t /*bytes*/, size_t align) {
   auto* at = static_cast<std::byte*>(p);
   if (at >= begin_ && at < end_) return;  // the block goes as a whole
-  HeapDeallocate(p, bytes, align);
+  HeapDeallocate(p, align);
 }
 
 }  // namespace
