@@ -108,6 +108,28 @@ class StoreHistory final : public HistorySource {
     return chunk;
   }
 
+  util::StatusOr<KeyValuePtr> ReadPrevious(RevisionPair at, Revision of,
+                                           Revision* compacted) override {
+    CONVERGE_ASSIGN_OR_RETURN(ReadView view, ReadView::Begin(backend_, tail_));
+    // As in ReadHistory: read after the snapshot began, so that a record missing from the
+    // snapshot is missing for a compaction at or below this value.
+    const Revision compact = compact_->load(std::memory_order_acquire);
+    RecordView record;
+    util::Status st = view.Get(at, &record);
+    if (st.code() == util::Code::kNotFound) {
+      // Compaction above `of` drops the value `of` overwrote (at `of` it is kept: a watch may
+      // resume from the compact revision with prev_kv).
+      if (compact > of) {
+        *compacted = compact;
+        return KeyValuePtr();
+      }
+      return util::DataLoss("store: the previous value of revision " + std::to_string(of) +
+                            " is missing from the history");
+    }
+    CONVERGE_RETURN_IF_ERROR(st);
+    return MakeKeyValue(at, record);
+  }
+
  private:
   Backend* const backend_;
   const LogTail* const tail_;

@@ -374,10 +374,10 @@ TEST_F(EmbeddedStoreTest, CompressibleValuesTakeLessThanAPageAndReadBackWhole) {
 }
 
 // Watchers that follow the writes live get each change's previous value whole when they asked
-// for prev_kv (the committer keeps it compressed for them), and none when they did not: puts and
+// for prev_kv (read from the store as they deliver it), and none when they did not: puts and
 // deletes, range and single-key watchers, a key overwritten twice, and only for the keys under
 // prev_kv_prefixes when the watcher names some.
-TEST_F(EmbeddedStoreTest, LiveWatchersGetCompressedPreviousValuesOnlyWhenAsked) {
+TEST_F(EmbeddedStoreTest, LiveWatchersGetPreviousValuesOnlyWhenAsked) {
   Open();
   for (int i = 0; i < 3; ++i) Put("k" + std::to_string(i), Wordy(i));
   auto next = [](WatchStream& w, size_t want) {
@@ -452,6 +452,41 @@ TEST_F(EmbeddedStoreTest, LiveWatchersGetCompressedPreviousValuesOnlyWhenAsked) 
       EXPECT_EQ(e.prev_kv, nullptr) << e.kv->key << " is under none of prev_kv_prefixes";
     }
   }
+}
+
+// A synced watcher that asked for prev_kv reads an overwritten value from the store when it
+// delivers the change. If it lags so far behind that compaction removed that value, it is
+// cancelled as compacted, as etcd cancels a watcher behind the compact revision (and not failed
+// with DataLoss).
+TEST_F(EmbeddedStoreTest, APrevKvWatcherLaggingBehindACompactionIsCancelledAsCompacted) {
+  EmbeddedStoreOptions options = TestStoreOptions(dir_.path());
+  options.write_ahead_log = false;  // records live in LMDB alone, where compaction removes them
+  Open(options);
+  Put("k", "1");  // 1
+  auto w = store_->Watch(WatchRequest{.key = "k", .prev_kv = true});
+  ASSERT_TRUE(w.ok());
+  WatchStream* stream = w->get();
+  // The first read joins the hub and waits there; revision 2 reaches it live.
+  auto first = std::async(std::launch::async, [stream] { return stream->Next(std::stop_token()); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Put("k", "2");  // 2
+  auto r2 = first.get();
+  ASSERT_TRUE(r2.ok()) << r2.status().ToString();
+  ASSERT_EQ(r2->events.size(), 1u);
+  ASSERT_NE(r2->events[0].prev_kv, nullptr);
+  EXPECT_EQ(r2->events[0].prev_kv->value, "1");
+  // Revisions 3 and 4 wait in the watcher's group while compaction at 4 removes revision 2, the
+  // value revision 3 overwrote (revision 3, which 4 overwrote, stays: see above).
+  Put("k", "3");  // 3
+  Put("k", "4");  // 4
+  ASSERT_TRUE(store_->Compact(4).ok());
+  store_->WaitForCompaction();
+  auto r = stream->Next(std::stop_token());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->canceled);
+  EXPECT_EQ(r->cancel_reason, kCancelReasonCompacted);
+  EXPECT_EQ(r->compact_revision, 4);
+  EXPECT_TRUE(r->events.empty());
 }
 
 // A writer that compressed a value itself (the API server, whose watch cache keeps the frame)

@@ -39,15 +39,14 @@ class GroupWriter::OverlayView : public KeyView {
   }
 
   // The value `item` replaces, for its event: as a key-value if it is in memory or `now` (the
-  // caller answers with it), else as stored, left for the watchers that ask to decompress.
-  util::Status Previous(const Item& item, bool now, KeyValuePtr* prev,
-                        std::optional<StoredPrev>* stored) {
+  // caller answers with it), else where it is stored (*at), for the watchers that ask to read.
+  util::Status Previous(const Item& item, bool now, KeyValuePtr* prev, RevisionPair* at) {
     if (item.kv || now) {
       CONVERGE_ASSIGN_OR_RETURN(*prev, base_.Materialize(item, /*keys_only=*/false));
       return util::Status::Ok();
     }
-    stored->emplace();
-    return base_.ReadStored(item, &**stored);
+    *at = item.state.mod;
+    return util::Status::Ok();
   }
 
  private:
@@ -163,9 +162,9 @@ util::Status GroupWriter::Put(PutRequest& put, const std::string* frame, Revisio
   std::vector<KeyView::Item> cur;
   CONVERGE_RETURN_IF_ERROR(view.List(put.key, "", &cur));
   KeyValuePtr prev;
-  std::optional<StoredPrev> stored_prev;
+  RevisionPair prev_at;
   if (!cur.empty()) {
-    CONVERGE_RETURN_IF_ERROR(view.Previous(cur[0], put.prev_kv, &prev, &stored_prev));
+    CONVERGE_RETURN_IF_ERROR(view.Previous(cur[0], put.prev_kv, &prev, &prev_at));
   }
   const RevisionPair at{rev, (*sub)++};
   auto kv = std::make_shared<KeyValue>();
@@ -193,7 +192,7 @@ util::Status GroupWriter::Put(PutRequest& put, const std::string* frame, Revisio
   overlay_[kv->key] = OverlayEntry{true, KeyState{at, kv->create_revision, kv->version}, kv};
   changes_.push_back(Index::Change{kv->key, at, false});
   if (put.prev_kv) resp->prev_kv = prev;
-  events->Add(Event{Event::Type::kPut, std::move(kv), std::move(prev)}, std::move(stored_prev));
+  events->Add(Event{Event::Type::kPut, std::move(kv), std::move(prev)}, prev_at);
   return util::Status::Ok();
 }
 
@@ -204,8 +203,8 @@ util::Status GroupWriter::Delete(const DeleteRangeRequest& del, Revision rev, in
   CONVERGE_RETURN_IF_ERROR(view.List(del.key, del.range_end, &items));
   for (KeyView::Item& item : items) {
     KeyValuePtr prev;
-    std::optional<StoredPrev> stored_prev;
-    CONVERGE_RETURN_IF_ERROR(view.Previous(item, del.prev_kv, &prev, &stored_prev));
+    RevisionPair prev_at;
+    CONVERGE_RETURN_IF_ERROR(view.Previous(item, del.prev_kv, &prev, &prev_at));
     const RevisionPair at{rev, (*sub)++};
     RecordView record;
     record.key = item.key;
@@ -221,8 +220,7 @@ util::Status GroupWriter::Delete(const DeleteRangeRequest& del, Revision rev, in
     overlay_[std::move(item.key)] = OverlayEntry{false, KeyState{at, 0, 0}, nullptr};
     ++resp->deleted;
     if (del.prev_kv) resp->prev_kvs.push_back(prev);
-    events->Add(Event{Event::Type::kDelete, std::move(tomb), std::move(prev)},
-                std::move(stored_prev));
+    events->Add(Event{Event::Type::kDelete, std::move(tomb), std::move(prev)}, prev_at);
   }
   return util::Status::Ok();
 }

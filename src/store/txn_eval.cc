@@ -90,18 +90,6 @@ util::StatusOr<KeyValuePtr> IndexView::Materialize(const Item& item, bool keys_o
   return MakeKeyValue(item.state.mod, record, keys_only);
 }
 
-util::Status IndexView::ReadStored(const Item& item, StoredPrev* out) {
-  RecordView record;
-  CONVERGE_RETURN_IF_ERROR(GetRecord(item, &record));
-  out->mod = item.state.mod;
-  out->value.assign(record.value);
-  out->compressed = record.compressed;
-  out->create_revision = record.create_revision;
-  out->version = record.version;
-  out->lease = record.lease;
-  return util::Status::Ok();
-}
-
 util::StatusOr<bool> EvaluateCompare(KeyView& view, const Compare& c) {
   std::vector<KeyView::Item> items;
   CONVERGE_RETURN_IF_ERROR(view.List(c.key, c.range_end, &items));

@@ -43,8 +43,6 @@ class IndexView : public KeyView {
       : index_(index), records_(records), at_(at) {}
   util::Status List(std::string_view start, std::string_view end, std::vector<Item>* out) override;
   util::StatusOr<KeyValuePtr> Materialize(const Item& item, bool keys_only) override;
-  // The record behind `item` as stored (its value not decompressed), copied into `out`.
-  util::Status ReadStored(const Item& item, StoredPrev* out);
 
  private:
   util::Status GetRecord(const Item& item, RecordView* record);

@@ -26,7 +26,7 @@ RevisionEventsPtr EventsInRange(const RevisionEvents& rev, std::string_view star
   out->revision = rev.revision;
   for (size_t i = 0; i < rev.events.size(); ++i) {
     if (!KeyInRange(rev.events[i].kv->key, start, end)) continue;
-    out->Add(rev.events[i], i < rev.stored_prev.size() ? rev.stored_prev[i] : std::nullopt);
+    out->Add(rev.events[i], rev.PrevAt(i));
   }
   return out;
 }
@@ -98,15 +98,21 @@ class WatchHub::Watcher final : public WatchStream {
     hub_->Leave(this);
     return response;
   }
-  util::Status AppendEvents(const RevisionEvents& events, WatchResponse* resp) const {
+  // Appends `events` to *resp, reading the previous values this watcher asked for that are not
+  // in memory. Sets *compacted instead if compaction removed one.
+  util::Status AppendEvents(const RevisionEvents& events, WatchResponse* resp,
+                            Revision* compacted) const {
     for (size_t i = 0; i < events.events.size(); ++i) {
       const Event& e = events.events[i];
+      KeyValuePtr prev;
       if (WantsPrev(e.kv->key)) {
-        CONVERGE_ASSIGN_OR_RETURN(KeyValuePtr prev, PrevKeyValue(events, i));
-        resp->events.push_back(Event{e.type, e.kv, std::move(prev)});
-      } else {
-        resp->events.push_back(Event{e.type, e.kv, nullptr});
+        prev = e.prev_kv;
+        if (const RevisionPair at = events.PrevAt(i); prev == nullptr && !at.IsZero()) {
+          CONVERGE_ASSIGN_OR_RETURN(prev, hub_->ReadPrevious(at, events.revision, compacted));
+          if (*compacted != 0) return util::Status::Ok();
+        }
       }
+      resp->events.push_back(Event{e.type, e.kv, std::move(prev)});
     }
     return util::Status::Ok();
   }
@@ -189,7 +195,14 @@ util::StatusOr<WatchResponse> WatchHub::Watcher::NextSynced(std::stop_token stop
       r.events.reserve(std::min<uint64_t>(g.log.back().end_count - before, max_events + 64));
       while (cursor_ < g.end_seq() && (r.events.empty() || r.events.size() < max_events)) {
         const Group::LogEntry& e = g.at(cursor_++);
-        CONVERGE_RETURN_IF_ERROR(AppendEvents(*e.events, &r));
+        Revision compacted = 0;
+        CONVERGE_RETURN_IF_ERROR(AppendEvents(*e.events, &r, &compacted));
+        if (compacted != 0) {
+          // The watcher lagged behind a compaction (etcd cancels such a watcher the same way).
+          const Revision header = std::max(hub_->notified_revision(), e.rev);
+          lock.unlock();
+          return Finish(CanceledResponse(header, kCancelReasonCompacted, compacted));
+        }
         next_rev_ = e.rev + 1;
       }
       r.header_revision = std::max(hub_->notified_revision(), next_rev_ - 1);
@@ -408,6 +421,13 @@ util::StatusOr<HistorySource::Chunk> WatchHub::ReadHistory(const Watcher& w, Rev
   if (history_closed_) return util::Unavailable("watch: the store is shutting down");
   return history_->ReadHistory(w.key_, w.end_, w.next_rev_, to, w.prev_kv_,
                                options_.max_events_per_response);
+}
+
+util::StatusOr<KeyValuePtr> WatchHub::ReadPrevious(RevisionPair at, Revision of,
+                                                   Revision* compacted) {
+  std::shared_lock lock(history_mu_);
+  if (history_closed_) return util::Unavailable("watch: the store is shutting down");
+  return history_->ReadPrevious(at, of, compacted);
 }
 
 void WatchHub::ProgressLoop() {

@@ -66,6 +66,11 @@ class HistorySource {
   virtual util::StatusOr<Chunk> ReadHistory(std::string_view key, std::string_view end,
                                             Revision from, Revision to, bool prev_kv,
                                             size_t max_events) = 0;
+  // The key-value stored at `at`: the previous value of a change made at revision `of`, for a
+  // synced watcher that asked for prev_kv (RevisionEvents::prev_at). If compaction has removed
+  // it, sets *compacted to the compact revision and returns null.
+  virtual util::StatusOr<KeyValuePtr> ReadPrevious(RevisionPair at, Revision of,
+                                                   Revision* compacted) = 0;
 };
 
 class WatchHub : public std::enable_shared_from_this<WatchHub> {
@@ -125,6 +130,7 @@ class WatchHub : public std::enable_shared_from_this<WatchHub> {
   // Wakes `w` if it waits in a group (Cancel, RequestProgress).
   void Wake(Watcher* w);
   util::StatusOr<HistorySource::Chunk> ReadHistory(const Watcher& w, Revision to);
+  util::StatusOr<KeyValuePtr> ReadPrevious(RevisionPair at, Revision of, Revision* compacted);
   void TrimLocked(Group& g);
 
   // Constant after construction.

@@ -33,6 +33,11 @@ class MemoryHistory : public HistorySource {
     return chunk;
   }
 
+  util::StatusOr<KeyValuePtr> ReadPrevious(RevisionPair /*at*/, Revision /*of*/,
+                                           Revision* /*compacted*/) override {
+    return util::Unimplemented("these tests publish events without stored previous values");
+  }
+
  private:
   std::mutex mu_;
   std::vector<RevisionEventsPtr> revisions_;
