@@ -26,15 +26,17 @@
 // called while Run runs: the two take turns writing (one Write at a time).
 #pragma once
 
+#include <boost/container/small_vector.hpp>
+#include <boost/unordered/unordered_flat_map.hpp>
+
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <list>
 #include <mutex>
 #include <stop_token>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -106,45 +108,92 @@ struct EventRecorderOptions {
 
 // A map from 64-bit keys (hashes of the correlation keys, so that the caches do not hold the
 // keys' text) that keeps its `capacity` most recently used entries (Find and Put use an entry).
+// Every simulated node's recorder holds a few entries per pod in three of these, so an entry is
+// kept small: entries live in one array, linked in order of use by index, and a flat hash map
+// finds them (~40 bytes per entry besides the value, against ~100 for a node-based map beside a
+// std::list of the keys). A pointer or reference into the map is valid until the next Put or
+// Erase.
 template <class V>
 class LruMap {
  public:
-  explicit LruMap(size_t capacity) : capacity_(capacity) {}
+  explicit LruMap(size_t capacity) : capacity_(std::max<size_t>(capacity, 1)) {}
 
   V* Find(uint64_t key) {
-    auto it = map_.find(key);
-    if (it == map_.end()) return nullptr;
-    order_.splice(order_.begin(), order_, it->second.second);
-    return &it->second.first;
+    auto it = index_.find(key);
+    if (it == index_.end()) return nullptr;
+    MoveToFront(it->second);
+    return &slots_[it->second].value;
   }
   V& Put(uint64_t key, V value) {
-    auto it = map_.find(key);
-    if (it != map_.end()) {
-      it->second.first = std::move(value);
-      order_.splice(order_.begin(), order_, it->second.second);
-      return it->second.first;
+    if (auto it = index_.find(key); it != index_.end()) {
+      slots_[it->second].value = std::move(value);
+      MoveToFront(it->second);
+      return slots_[it->second].value;
     }
-    order_.push_front(key);
-    it = map_.emplace(key, std::pair<V, typename Order::iterator>{std::move(value), order_.begin()})
-             .first;
-    while (map_.size() > capacity_) {
-      map_.erase(order_.back());
-      order_.pop_back();
+    uint32_t i;
+    if (slots_.size() >= capacity_) {
+      i = back_;  // the least recently used entry's slot takes the new one
+      index_.erase(slots_[i].key);
+      Unlink(i);
+      slots_[i].key = key;
+      slots_[i].value = std::move(value);
+    } else {
+      i = static_cast<uint32_t>(slots_.size());
+      slots_.push_back(Slot{key, std::move(value), kNone, kNone});
     }
-    return it->second.first;
+    LinkFront(i);
+    index_.emplace(key, i);
+    return slots_[i].value;
   }
   void Erase(uint64_t key) {
-    auto it = map_.find(key);
-    if (it == map_.end()) return;
-    order_.erase(it->second.second);
-    map_.erase(it);
+    auto it = index_.find(key);
+    if (it == index_.end()) return;
+    const uint32_t i = it->second;
+    index_.erase(it);
+    Unlink(i);
+    const auto last = static_cast<uint32_t>(slots_.size() - 1);
+    if (i != last) {  // the last slot fills the hole
+      slots_[i] = std::move(slots_[last]);
+      Slot& s = slots_[i];
+      (s.prev != kNone ? slots_[s.prev].next : front_) = i;
+      (s.next != kNone ? slots_[s.next].prev : back_) = i;
+      index_[s.key] = i;
+    }
+    slots_.pop_back();
   }
+  size_t size() const { return slots_.size(); }
 
  private:
-  using Order = std::list<uint64_t>;  // most recent first
+  static constexpr uint32_t kNone = UINT32_MAX;
+  struct Slot {
+    uint64_t key;
+    V value;
+    uint32_t prev;  // more recently used
+    uint32_t next;  // less recently used
+  };
+
+  void Unlink(uint32_t i) {
+    Slot& s = slots_[i];
+    (s.prev != kNone ? slots_[s.prev].next : front_) = s.next;
+    (s.next != kNone ? slots_[s.next].prev : back_) = s.prev;
+  }
+  void LinkFront(uint32_t i) {
+    slots_[i].prev = kNone;
+    slots_[i].next = front_;
+    (front_ != kNone ? slots_[front_].prev : back_) = i;
+    front_ = i;
+  }
+  void MoveToFront(uint32_t i) {
+    if (i == front_) return;
+    Unlink(i);
+    LinkFront(i);
+  }
+
   size_t capacity_;
-  Order order_;
-  std::unordered_map<uint64_t, std::pair<V, typename Order::iterator>> map_;
+  std::vector<Slot> slots_;
+  boost::unordered_flat_map<uint64_t, uint32_t> index_;
+  uint32_t front_ = kNone;  // most recently used
+  uint32_t back_ = kNone;   // least recently used
 };
 
 class EventRecorder {
@@ -211,7 +260,7 @@ class EventRecorder {
   // What the aggregation remembers of one involved object, type and reason: the hashes of the
   // different messages seen (fewer than aggregate_max_events).
   struct Similar {
-    std::vector<uint64_t> messages;
+    boost::container::small_vector<uint64_t, 1> messages;  // usually one
     util::Clock::TimePoint last;
   };
   struct SpamBucket {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -12,6 +13,84 @@
 
 namespace converge::client {
 namespace {
+
+// The map keeps the most recently used entries: Find and Put (of a new or a known key) use an
+// entry; the least recently used goes when a new key would exceed the capacity; Erase frees a
+// slot (the last slot moves into it) without disturbing the order of the others.
+TEST(LruMapTest, KeepsTheMostRecentlyUsedEntries) {
+  LruMap<int> m(3);
+  m.Put(1, 10);
+  m.Put(2, 20);
+  m.Put(3, 30);
+  ASSERT_NE(m.Find(1), nullptr);  // 1 is now the most recent: 2 is the least
+  m.Put(4, 40);
+  EXPECT_EQ(m.Find(2), nullptr);
+  EXPECT_EQ(m.size(), 3u);
+  m.Put(3, 31);  // a known key: updated and used
+  m.Put(5, 50);  // evicts 1 (the order of use is 1, 4, 3, then 5)
+  EXPECT_EQ(m.Find(1), nullptr);
+  ASSERT_NE(m.Find(3), nullptr);
+  EXPECT_EQ(*m.Find(3), 31);
+  ASSERT_NE(m.Find(4), nullptr);
+  EXPECT_EQ(*m.Find(4), 40);
+
+  // Order of use now 5, 3, 4 (least recent first). Erasing 3 leaves 5 and 4 in that order.
+  m.Find(5);
+  m.Find(3);
+  m.Find(4);
+  m.Erase(3);
+  m.Erase(99);  // absent: nothing happens
+  EXPECT_EQ(m.size(), 2u);
+  EXPECT_EQ(m.Find(3), nullptr);
+  m.Put(6, 60);
+  m.Put(7, 70);  // evicts 5, the least recent
+  EXPECT_EQ(m.Find(5), nullptr);
+  EXPECT_EQ(*m.Find(4), 40);
+  EXPECT_EQ(*m.Find(6), 60);
+  EXPECT_EQ(*m.Find(7), 70);
+}
+
+// Random operations against a model (a list of keys in order of use): the same entries, the
+// same values, the same evictions, with erasures that move slots around.
+TEST(LruMapTest, MatchesAModelUnderRandomOperations) {
+  constexpr size_t kCapacity = 16;
+  LruMap<uint64_t> m(kCapacity);
+  std::vector<std::pair<uint64_t, uint64_t>> model;  // most recent first
+  auto model_find = [&](uint64_t k) {
+    return std::find_if(model.begin(), model.end(), [k](const auto& e) { return e.first == k; });
+  };
+  uint64_t seed = 42;
+  auto next = [&seed] {
+    seed = seed * 6364136223846793005u + 1442695040888963407u;
+    return seed >> 33;
+  };
+  for (int step = 0; step < 20000; ++step) {
+    const uint64_t key = next() % 40;
+    const uint64_t op = next() % 3;
+    auto it = model_find(key);
+    if (op == 0) {
+      uint64_t* v = m.Find(key);
+      ASSERT_EQ(v != nullptr, it != model.end()) << "step " << step;
+      if (v == nullptr) continue;
+      ASSERT_EQ(*v, it->second) << "step " << step;
+      std::rotate(model.begin(), it, it + 1);
+    } else if (op == 1) {
+      const uint64_t value = next();
+      m.Put(key, value);
+      if (it != model.end()) model.erase(it);
+      model.insert(model.begin(), {key, value});
+      if (model.size() > kCapacity) model.pop_back();
+    } else {
+      m.Erase(key);
+      if (it != model.end()) model.erase(it);
+    }
+    ASSERT_EQ(m.size(), model.size()) << "step " << step;
+  }
+  for (const auto& [k, v] : model) {
+    ASSERT_NE(m.Find(k), nullptr);
+    EXPECT_EQ(*m.Find(k), v);
+  }
+}
 
 // An in-memory sink: remembers Events by name, applies patches to count/lastTimestamp/message.
 class RecordingSink final : public EventSink {
