@@ -45,17 +45,21 @@ NodeRuntime::PullTicket NodeRuntime::SchedulePull(const std::string& image, Dura
   return {start, done};
 }
 
+void NodeRuntime::EraseIfEmpty(boost::unordered_flat_map<std::string, PodHold>::iterator it) {
+  if (it->second.host == 0 && !it->second.admitted) pods_.erase(it);
+}
+
 std::optional<std::string> NodeRuntime::AllocateIp(const std::string& uid) {
-  if (auto it = ip_by_uid_.find(uid); it != ip_by_uid_.end()) {
-    return BlockPrefix(options_.node_index) + std::to_string(it->second);
+  if (auto it = pods_.find(uid); it != pods_.end() && it->second.host != 0) {
+    return BlockPrefix(options_.node_index) + std::to_string(it->second.host);
   }
   const int range = kLastHost - kFirstHost + 1;
   for (int i = 0; i < range; ++i) {
     int host = next_host_;
     next_host_ = host == kLastHost ? kFirstHost : host + 1;
-    if (used_hosts_.count(host)) continue;
-    used_hosts_.insert(host);
-    ip_by_uid_[uid] = host;
+    if (used_hosts_.test(host)) continue;
+    used_hosts_.set(host);
+    pods_[uid].host = host;
     return BlockPrefix(options_.node_index) + std::to_string(host);
   }
   return std::nullopt;
@@ -71,23 +75,26 @@ bool NodeRuntime::ReserveIp(const std::string& uid, const std::string& ip) {
     return false;
   }
   if (host < kFirstHost || host > kLastHost) return false;
-  if (auto it = ip_by_uid_.find(uid); it != ip_by_uid_.end()) return it->second == host;
-  if (used_hosts_.count(host)) return false;
-  used_hosts_.insert(host);
-  ip_by_uid_[uid] = host;
+  if (auto it = pods_.find(uid); it != pods_.end() && it->second.host != 0) {
+    return it->second.host == host;
+  }
+  if (used_hosts_.test(host)) return false;
+  used_hosts_.set(host);
+  pods_[uid].host = host;
   return true;
 }
 
 void NodeRuntime::ReleaseIp(const std::string& uid) {
-  auto it = ip_by_uid_.find(uid);
-  if (it == ip_by_uid_.end()) return;
-  used_hosts_.erase(it->second);
-  ip_by_uid_.erase(it);
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || it->second.host == 0) return;
+  used_hosts_.reset(it->second.host);
+  it->second.host = 0;
+  EraseIfEmpty(it);
 }
 
 std::optional<NodeRuntime::Rejection> NodeRuntime::Admit(const std::string& uid,
                                                          Requests requests) {
-  if (admitted_.count(uid)) return std::nullopt;
+  if (auto it = pods_.find(uid); it != pods_.end() && it->second.admitted) return std::nullopt;
   const NodeAllocatable& a = options_.allocatable;
   auto reject = [](std::string resource, int64_t requested, int64_t used, int64_t capacity) {
     return Rejection{"OutOf" + resource, "Node didn't have enough resource: " + resource +
@@ -95,7 +102,7 @@ std::optional<NodeRuntime::Rejection> NodeRuntime::Admit(const std::string& uid,
                                              ", used: " + std::to_string(used) +
                                              ", capacity: " + std::to_string(capacity)};
   };
-  const int64_t pods = static_cast<int64_t>(admitted_.size());
+  const auto pods = static_cast<int64_t>(admitted_count_);
   if (pods + 1 > a.pods) return reject("pods", 1, pods, a.pods);
   if (requests.cpu_milli > 0 && used_.cpu_milli + requests.cpu_milli > a.cpu_milli) {
     return reject("cpu", requests.cpu_milli, used_.cpu_milli, a.cpu_milli);
@@ -103,18 +110,24 @@ std::optional<NodeRuntime::Rejection> NodeRuntime::Admit(const std::string& uid,
   if (requests.memory_bytes > 0 && used_.memory_bytes + requests.memory_bytes > a.memory_bytes) {
     return reject("memory", requests.memory_bytes, used_.memory_bytes, a.memory_bytes);
   }
-  admitted_[uid] = requests;
+  PodHold& hold = pods_[uid];
+  hold.admitted = true;
+  hold.requests = requests;
+  ++admitted_count_;
   used_.cpu_milli += requests.cpu_milli;
   used_.memory_bytes += requests.memory_bytes;
   return std::nullopt;
 }
 
 void NodeRuntime::Release(const std::string& uid) {
-  auto it = admitted_.find(uid);
-  if (it == admitted_.end()) return;
-  used_.cpu_milli -= it->second.cpu_milli;
-  used_.memory_bytes -= it->second.memory_bytes;
-  admitted_.erase(it);
+  auto it = pods_.find(uid);
+  if (it == pods_.end() || !it->second.admitted) return;
+  used_.cpu_milli -= it->second.requests.cpu_milli;
+  used_.memory_bytes -= it->second.requests.memory_bytes;
+  it->second.admitted = false;
+  it->second.requests = {};
+  --admitted_count_;
+  EraseIfEmpty(it);
 }
 
 }  // namespace converge::kubelet

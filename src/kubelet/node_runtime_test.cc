@@ -51,6 +51,36 @@ TEST(NodeRuntimeTest, AdmissionCountsPodsCpuAndMemory) {
   EXPECT_FALSE(n.Admit("d", {0, 0}));
 }
 
+// A pod's address and its admission are held and released independently (one entry per pod
+// holds both): releasing one keeps the other, and a pod that holds neither holds nothing.
+TEST(NodeRuntimeTest, AddressAndAdmissionAreReleasedIndependently) {
+  NodeRuntime n({.node_name = "n",
+                 .node_index = 1,
+                 .allocatable = {.cpu_milli = 1000, .memory_bytes = 1000, .pods = 2}});
+  EXPECT_FALSE(n.Admit("a", {400, 0}));
+  EXPECT_EQ(n.AllocateIp("a"), "10.244.1.2");
+  EXPECT_FALSE(n.Admit("a", {400, 0})) << "admitted once";
+  EXPECT_EQ(n.admitted_pods(), 1u);
+  n.Release("a");
+  EXPECT_EQ(n.admitted_pods(), 0u);
+  EXPECT_EQ(n.AllocateIp("a"), "10.244.1.2") << "the address outlives the admission";
+  EXPECT_FALSE(n.ReserveIp("b", "10.244.1.2")) << "still taken";
+  auto cpu = n.Admit("b", {1000, 0});
+  EXPECT_FALSE(cpu) << "a's cpu was given back";
+  n.ReleaseIp("a");
+  EXPECT_TRUE(n.ReserveIp("b", "10.244.1.2")) << "free once a let it go";
+  EXPECT_FALSE(n.Admit("a", {0, 0})) << "a starts over";
+  EXPECT_EQ(n.admitted_pods(), 2u);
+  auto full = n.Admit("c", {0, 0});
+  ASSERT_TRUE(full);
+  EXPECT_EQ(full->reason, "OutOfpods");
+  n.Release("b");
+  n.ReleaseIp("b");
+  n.Release("b");  // twice: nothing more is given back
+  EXPECT_EQ(n.admitted_pods(), 1u);
+  EXPECT_FALSE(n.Admit("c", {1000, 0}));
+}
+
 TEST(NodeRuntimeTest, PullsAreSerializedAndShared) {
   NodeRuntime n({.node_name = "n"});
   WallTime t0{};
