@@ -27,7 +27,8 @@
 //
 // Locks, in order: mu_ (groups and membership, notified_), then Group::mu (the log, cursors;
 // a shared_mutex: members read under a shared lock).
-// history_mu_ is independent: shared by history reads, exclusive in Stop().
+// history_mu_ comes last: shared by history reads (a synced member reads a previous value it
+// asked for under Group::mu, shared), exclusive in Stop() with no other lock held.
 //
 // Thread-safety: every public method may be called from any thread. Streams may outlive the
 // hub's Stop() (and the store): they then report Unavailable.
