@@ -122,6 +122,10 @@ void RegisterBench(CLI::App& app) {
                         "With --kubeconfig: the server's PID, to measure its RSS and CPU");
         sub->add_option("--timeout", e2e->timeout_seconds, "Seconds to wait for all pods")
             ->capture_default_str();
+        sub->add_option("--hold", e2e->hold_seconds,
+                        "Seconds to keep the pods after all are Ready, then report the "
+                        "server's RSS (held_rss_bytes)")
+            ->capture_default_str();
         sub->add_option("--server-arg", e2e->server_args,
                         "Extra flag for the server the bench starts (repeatable)");
       });

@@ -320,6 +320,22 @@ util::Status RunE2e(const E2eOptions& options, Report* report) {
   } else {
     report->Note("server PID unknown (--server-pid): peak_rss_bytes and CPU not measured");
   }
+  if (options.hold_seconds > 0 && !timed_out) {
+    if (pid > 0) {
+      // The pods stay; the watchers and probes have stopped. What the server holds then.
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(static_cast<int64_t>(options.hold_seconds * 1e3)));
+      ProcSample held = SampleProcess(pid);
+      if (held.ok) {
+        report->Add("held_seconds", options.hold_seconds);
+        report->Add("held_rss_bytes", held.rss_bytes);
+        report->Add("held_rss_anon_bytes", held.rss_anon_bytes);
+        report->Add("held_rss_file_bytes", held.rss_file_bytes);
+      }
+    } else {
+      report->Note("server PID unknown (--server-pid): held_rss_bytes not measured");
+    }
+  }
   report->Add("load_average_1m_at_end", LoadAverage1m());
   if (timed_out) {
     report->Add("timed_out", 1);

@@ -60,7 +60,9 @@ util::Status RunList(const ListOptions& options, Report* report);
 // e2e: a `converge server --nodes N` (or the server a kubeconfig points at), one Deployment
 // scaled from 0 to M replicas; time until every pod is Running and Ready, startup latency of each
 // pod (first seen through a watch to Ready seen through the watch), API latency meanwhile, and
-// the server's peak RSS and CPU.
+// the server's peak RSS and CPU. With `hold_seconds`, the server's memory once it has held the
+// pods that long after all were Ready (issue #9's "RSS holding N pods"; the simulated kubelets'
+// Events are still being written for a while after a large scale-up).
 struct E2eOptions {
   CommonOptions common;
   int nodes = 100;
@@ -68,6 +70,7 @@ struct E2eOptions {
   std::string kubeconfig;  // target this server instead of starting one
   int server_pid = 0;      // with kubeconfig: the server's PID, for RSS and CPU (0: not measured)
   double timeout_seconds = 1800;
+  double hold_seconds = 0;               // then report held_rss_bytes (0: not measured)
   std::vector<std::string> server_args;  // extra flags for the server the bench starts
 };
 util::Status RunE2e(const E2eOptions& options, Report* report);

@@ -51,6 +51,8 @@ ProcSample SampleProcess(pid_t pid) {
   while (std::getline(status, line)) {
     if (line.rfind("VmRSS:", 0) == 0) s.rss_bytes = std::stoll(line.substr(6)) * 1024;
     if (line.rfind("VmHWM:", 0) == 0) s.peak_rss_bytes = std::stoll(line.substr(6)) * 1024;
+    if (line.rfind("RssAnon:", 0) == 0) s.rss_anon_bytes = std::stoll(line.substr(8)) * 1024;
+    if (line.rfind("RssFile:", 0) == 0) s.rss_file_bytes = std::stoll(line.substr(8)) * 1024;
   }
   s.ok = true;
   return s;

@@ -35,6 +35,8 @@ struct ProcSample {
   double cpu_seconds = 0;      // utime + stime
   int64_t rss_bytes = 0;       // VmRSS
   int64_t peak_rss_bytes = 0;  // VmHWM: the highest RSS so far
+  int64_t rss_anon_bytes = 0;  // RssAnon: the heap and other private memory
+  int64_t rss_file_bytes = 0;  // RssFile: mapped files (the binary, libraries, the store's map)
 };
 
 // Reads /proc/PID/stat and /proc/PID/status.

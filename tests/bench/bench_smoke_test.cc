@@ -108,7 +108,8 @@ TEST_F(BenchSmokeTest, List) {
 }
 
 TEST_F(BenchSmokeTest, E2e) {
-  json::object o = RunBench({"e2e", "--nodes", "3", "--pods", "10", "--timeout", "300"});
+  json::object o =
+      RunBench({"e2e", "--nodes", "3", "--pods", "10", "--timeout", "300", "--hold", "1"});
   EXPECT_EQ(Number(o, "pods"), 10);
   EXPECT_EQ(Number(o, "pods_ready"), 10);
   EXPECT_EQ(o.if_contains("timed_out"), nullptr);
@@ -126,6 +127,15 @@ TEST_F(BenchSmokeTest, E2e) {
   EXPECT_GT(rss, 10 << 20);
   EXPECT_LT(rss, 8.0 * (1 << 30));
   EXPECT_GT(Number(o, "server_cpu_seconds"), 0);
+  // --hold 1: the server's memory a second after all were Ready, split into private memory
+  // and mapped files.
+  EXPECT_EQ(Number(o, "held_seconds"), 1);
+  double held = Number(o, "held_rss_bytes");
+  EXPECT_GT(held, 10 << 20);
+  EXPECT_LE(held, Number(o, "peak_rss_bytes") * 1.5);
+  EXPECT_GT(Number(o, "held_rss_anon_bytes"), 0);
+  EXPECT_GT(Number(o, "held_rss_file_bytes"), 0);
+  EXPECT_LE(Number(o, "held_rss_anon_bytes") + Number(o, "held_rss_file_bytes"), held * 1.01 + 1);
 }
 
 // The same run with the server on a one-member etcd 3.4 that the bench starts: the pods are in
