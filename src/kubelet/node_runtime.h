@@ -12,8 +12,9 @@
 // .2–.254 are handed out round-robin (CNI host-local style: an address is not reused at once).
 //
 // Per pod (by uid) the runtime holds one entry of a flat map: its host byte and its admitted
-// requests (it used to hold a node-based map for each and a set of the hosts in use: ~260 bytes
-// per pod against ~110, for every pod of every simulated node).
+// requests, and a bitset says which hosts are in use (a node-based map for each and a set of the
+// hosts come to about 260 bytes per pod by their nodes' sizes, this to about 110; every pod of
+// every simulated node has one).
 //
 // Thread-safety: none; owned by the kubelet's sync loop.
 #pragma once

@@ -70,14 +70,9 @@ class StoreHistory final : public HistorySource {
         CONVERGE_ASSIGN_OR_RETURN(event.kv, MakeKeyValue(rev, record));
       }
       if (prev_kv && !record.prev.IsZero()) {
-        RecordView prev;
-        util::Status st = view.Get(record.prev, &prev);
-        if (st.code() == util::Code::kNotFound) {
-          return util::DataLoss("store: the previous value of revision " +
-                                std::to_string(rev.main) + " is missing from the history");
-        }
-        CONVERGE_RETURN_IF_ERROR(st);
-        CONVERGE_ASSIGN_OR_RETURN(event.prev_kv, MakeKeyValue(record.prev, prev));
+        // The snapshot holds every record from `from` on and what they overwrote.
+        CONVERGE_ASSIGN_OR_RETURN(event.prev_kv,
+                                  ReadPreviousIn(view, record.prev, rev.main, 0, nullptr));
       }
       chunk.events.push_back(std::move(event));
       return true;
@@ -114,12 +109,21 @@ class StoreHistory final : public HistorySource {
     // As in ReadHistory: read after the snapshot began, so that a record missing from the
     // snapshot is missing for a compaction at or below this value.
     const Revision compact = compact_->load(std::memory_order_acquire);
+    return ReadPreviousIn(view, at, of, compact, compacted);
+  }
+
+ private:
+  // The key-value at `at` in `view`: the value the change at revision `of` overwrote. If it is
+  // missing and `compacted` is given, compaction at `compact` may have removed it: above `of` it
+  // drops that value (at `of` it keeps it, so that a watch may resume from the compact revision
+  // with prev_kv), and then *compacted is set and null returned. Otherwise missing is DataLoss.
+  static util::StatusOr<KeyValuePtr> ReadPreviousIn(const ReadView& view, RevisionPair at,
+                                                    Revision of, Revision compact,
+                                                    Revision* compacted) {
     RecordView record;
     util::Status st = view.Get(at, &record);
     if (st.code() == util::Code::kNotFound) {
-      // Compaction above `of` drops the value `of` overwrote (at `of` it is kept: a watch may
-      // resume from the compact revision with prev_kv).
-      if (compact > of) {
+      if (compacted != nullptr && compact > of) {
         *compacted = compact;
         return KeyValuePtr();
       }
@@ -130,7 +134,6 @@ class StoreHistory final : public HistorySource {
     return MakeKeyValue(at, record);
   }
 
- private:
   Backend* const backend_;
   const LogTail* const tail_;
   const std::atomic<Revision>* const compact_;

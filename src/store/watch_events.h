@@ -7,7 +7,7 @@
 // names the revision of the record that holds it, and a watcher that asks for prev_kv reads it
 // from the store (HistorySource::ReadPrevious). Most watchers do not ask (in the API server only
 // the Events cache does), and reading every overwritten record on the commit thread cost a
-// B-tree walk and a copy per write, and kept every page of the store's history mapped.
+// B-tree walk and a copy per write, and mapped the pages holding those records into the process.
 #pragma once
 
 #include <memory>
