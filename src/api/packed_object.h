@@ -1,11 +1,13 @@
-// PackedCopy: a copy of an object whose whole JSON tree lives in one allocation of exactly the
-// size it needs.
+// PackedCopy: a copy of an object whose whole JSON tree lives in one or two allocations of sizes
+// the allocator serves without rounding up.
 //
 // A tree built the usual way (parsed, patched, defaulted) is ~180 allocations for a pod, each
 // rounded up to the allocator's size class. Objects that stay shared for as long as they are
 // current (the version informers hold, seen by every in-process controller) are worth packing:
-// a Running pod's tree (without managedFields) is one block of 7.7 KB (jemalloc's 8 KiB class)
-// packed, against ~9.2 KB in ~180 allocations as the writer built it.
+// a Running pod's tree (without managedFields) is 7.7 KB packed, against ~9.2 KB in ~180
+// allocations as the writer built it. Packed into one block it would take jemalloc's 8 KiB
+// class; it takes a head block of the largest class that does not exceed it (7 KiB) and a tail
+// block for the rest (~600 bytes, the 640 class): 7,808 bytes.
 //
 // The copy's storage is a resource over that block, reference-counted like any shared
 // Boost.JSON resource: copies made from the packed object later (`json::value v =
@@ -26,16 +28,26 @@
 
 namespace converge::api {
 
-// What packing took: the block's size, what the copy used of it, and the allocations it made
-// that did not fit (none when the measure was right).
+// What packing took: the blocks and their total size, what the measure planned the copy to use
+// of them and what it used (the head's end may stay unused where the copy moved on to the tail),
+// and the allocations that did not fit (none when the measure was right).
 struct PackedStats {
+  size_t blocks = 0;
   size_t capacity = 0;
+  size_t planned = 0;
   size_t used = 0;
   size_t overflowed = 0;
+  // The blocks' sizes rounded up to the allocator's size classes (AllocatorSizeClass).
+  size_t allocated = 0;
 };
 
-// Copies `doc` into one block sized to fit (two copies: one to measure, into scratch memory of
-// the calling thread, and the one kept). `stats`, when given, receives what it took.
+// The size class jemalloc (the server's allocator) serves a request of `bytes` from: four sizes
+// per doubling above 64 bytes (5, 6, 7, 8 KiB between 4 and 8 KiB; 10, 12, 14, 16 KiB above),
+// steps of 16 bytes below. Allocators that round less lose nothing by the layout chosen from it.
+size_t AllocatorSizeClass(size_t bytes);
+
+// Copies `doc` into blocks sized to fit (two copies: one to measure, into scratch memory of the
+// calling thread, and the one kept). `stats`, when given, receives what it took.
 Object PackedCopy(const json::object& doc, PackedStats* stats = nullptr);
 
 }  // namespace converge::api
