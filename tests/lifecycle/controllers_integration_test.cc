@@ -4,9 +4,11 @@
 // (test/e2e/apimachinery/garbage_collector.go) with hand-made owner references.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 
 #include "controllers/manager/controller_manager.h"
+#include "controllers/namespace/namespace_controller.h"
 #include "lifecycle_test_util.h"
 
 namespace converge::lifecycle_test {
@@ -314,6 +316,28 @@ TEST_F(LifecycleTest, DeletingANamespaceEmptiesItThenRemovesIt) {
   EXPECT_TRUE(WaitFor([&] {
     return Gone(*client_, kNamespaces, {"", ns_});
   })) << "the namespace was never finalized";
+}
+
+TEST_F(LifecycleTest, TheNamespaceControllerListsAPageAtATimeAndStopsBetweenPages) {
+  // A namespace of 100,000 pods is listed (for the termination estimate and what remains) a page
+  // at a time, never whole; a stop (the controller shutting down) ends the listing between pages.
+  for (int i = 0; i < 7; ++i) Create(kConfigMaps, ConfigMapObject("paged-" + std::to_string(i)));
+  controllers::namespace_::RestNamespaceClient paged(client_.get(), /*page_size=*/3);
+  std::set<std::string> seen;
+  util::Status listed = paged.ListEach(kConfigMaps, ns_, {}, [&](const api::Object& cm) {
+    if (cm.name().starts_with("paged-")) seen.insert(std::string(cm.name()));
+  });
+  ASSERT_TRUE(listed.ok()) << listed.ToString();
+  EXPECT_EQ(seen.size(), 7u) << "every page was read";
+
+  std::stop_source stop;
+  int visited = 0;
+  listed = paged.ListEach(kConfigMaps, ns_, stop.get_token(), [&](const api::Object&) {
+    ++visited;
+    stop.request_stop();
+  });
+  EXPECT_EQ(listed.code(), util::Code::kCancelled) << listed.ToString();
+  EXPECT_EQ(visited, 3) << "the first page is delivered whole, the next one is never asked for";
 }
 
 // ---- Job and TTL-after-finished controllers ----

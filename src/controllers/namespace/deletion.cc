@@ -54,33 +54,37 @@ NamespaceStep DecideStep(const api::Object& ns) {
   return NamespaceStep::kDeleteContent;
 }
 
-int64_t EstimatePodTermination(const std::vector<api::Object>& pods,
-                               util::Clock::WallTime namespace_deleted_at,
-                               util::Clock::WallTime now) {
-  int64_t estimate = 0;
-  for (const api::Object& pod : pods) {
-    std::string_view phase = api::FindString(pod.doc(), {"status", "phase"});
-    if (phase == "Succeeded" || phase == "Failed") continue;
-    const json::value* grace = api::Find(pod.doc(), {"spec", "terminationGracePeriodSeconds"});
-    if (grace != nullptr && grace->is_int64()) estimate = std::max(estimate, grace->get_int64());
+void PodTerminationEstimate::Add(const api::Object& pod) {
+  std::string_view phase = api::FindString(pod.doc(), {"status", "phase"});
+  if (phase == "Succeeded" || phase == "Failed") return;
+  const json::value* grace = api::Find(pod.doc(), {"spec", "terminationGracePeriodSeconds"});
+  if (grace != nullptr && grace->is_int64()) {
+    longest_grace_seconds = std::max(longest_grace_seconds, grace->get_int64());
   }
-  if (now - namespace_deleted_at >= std::chrono::seconds(estimate)) return 0;
-  return estimate;
+}
+
+int64_t PodTerminationEstimate::Seconds(util::Clock::WallTime namespace_deleted_at,
+                                        util::Clock::WallTime now) const {
+  if (now - namespace_deleted_at >= std::chrono::seconds(longest_grace_seconds)) return 0;
+  return longest_grace_seconds;
+}
+
+void RemainingContent::Add(const api::Object& item) {
+  ++count;
+  if (const json::array* fin = item.finalizers()) {
+    for (const json::value& f : *fin) {
+      if (f.is_string()) ++finalizers[std::string(f.get_string())];
+    }
+  }
 }
 
 ResourceResult SummarizeRemaining(const api::GroupVersionResource& gvr, std::string_view ns,
-                                  const std::vector<api::Object>& remaining, int64_t estimate) {
+                                  const RemainingContent& remaining, int64_t estimate) {
   ResourceResult r;
   r.gvr = gvr;
-  if (remaining.empty()) return r;
-  r.num_remaining = static_cast<int>(remaining.size());
-  for (const api::Object& item : remaining) {
-    if (const json::array* fin = item.finalizers()) {
-      for (const json::value& f : *fin) {
-        if (f.is_string()) ++r.finalizers_remaining[std::string(f.get_string())];
-      }
-    }
-  }
+  if (remaining.count == 0) return r;
+  r.num_remaining = remaining.count;
+  r.finalizers_remaining = remaining.finalizers;
   if (estimate != 0) {
     r.estimate_seconds = estimate;
     return r;

@@ -49,12 +49,17 @@ enum class NamespaceStep {
 };
 NamespaceStep DecideStep(const api::Object& ns);
 
-// estimateGracefulTerminationForPods, then clipped by the time already spent: the longest
-// terminationGracePeriodSeconds among non-terminal pods, or 0 once the namespace has been
-// deleting for longer than that.
-int64_t EstimatePodTermination(const std::vector<api::Object>& pods,
-                               util::Clock::WallTime namespace_deleted_at,
-                               util::Clock::WallTime now);
+// estimateGracefulTerminationForPods, gathered one pod at a time (the controller lists a
+// namespace's pods in pages: a namespace may hold 100,000 of them).
+struct PodTerminationEstimate {
+  // The longest terminationGracePeriodSeconds among the non-terminal pods added.
+  int64_t longest_grace_seconds = 0;
+
+  void Add(const api::Object& pod);
+  // The estimate, clipped by the time already spent: 0 once the namespace has been deleting for
+  // longer than the longest grace period.
+  int64_t Seconds(util::Clock::WallTime namespace_deleted_at, util::Clock::WallTime now) const;
+};
 
 // What deleting one resource's content left behind.
 struct ResourceResult {
@@ -65,11 +70,20 @@ struct ResourceResult {
   std::string error;  // empty: no error
 };
 
+// What the final list of a resource found: how many items, and their finalizers. Gathered one
+// item at a time, as the list comes in pages.
+struct RemainingContent {
+  int count = 0;
+  std::map<std::string, int> finalizers;  // finalizer → items that carry it
+
+  void Add(const api::Object& item);
+};
+
 // deleteAllContentForGroupVersionResource after the final list: remaining items are expected
 // while pods terminate (estimate > 0) or finalizers hold them (the finalizer estimate); anything
 // else is an error ("unexpected items still remain in namespace: ns for gvr: ...").
 ResourceResult SummarizeRemaining(const api::GroupVersionResource& gvr, std::string_view ns,
-                                  const std::vector<api::Object>& remaining, int64_t estimate);
+                                  const RemainingContent& remaining, int64_t estimate);
 
 struct NamespaceCondition {
   std::string type;

@@ -42,26 +42,38 @@ api::Object Pod(std::string phase, std::optional<int64_t> grace,
   return p;
 }
 
+PodTerminationEstimate EstimateOf(const std::vector<api::Object>& pods) {
+  PodTerminationEstimate estimate;
+  for (const api::Object& pod : pods) estimate.Add(pod);
+  return estimate;
+}
+
+RemainingContent RemainingOf(const std::vector<api::Object>& items) {
+  RemainingContent remaining;
+  for (const api::Object& item : items) remaining.Add(item);
+  return remaining;
+}
+
 TEST(NamespaceDeletionTest, PodTerminationEstimate) {
   const auto deleted = *util::ParseRfc3339("2024-05-01T10:00:00Z");
-  std::vector<api::Object> pods = {Pod("Running", 30), Pod("Pending", 5), Pod("Succeeded", 600),
-                                   Pod("Running", std::nullopt)};
-  EXPECT_EQ(EstimatePodTermination(pods, deleted, deleted + seconds(10)), 30)
+  PodTerminationEstimate pods = EstimateOf(
+      {Pod("Running", 30), Pod("Pending", 5), Pod("Succeeded", 600), Pod("Running", std::nullopt)});
+  EXPECT_EQ(pods.Seconds(deleted, deleted + seconds(10)), 30)
       << "the longest grace period of a pod still running";
-  EXPECT_EQ(EstimatePodTermination(pods, deleted, deleted + seconds(30)), 0)
-      << "that much time has passed already";
-  EXPECT_EQ(EstimatePodTermination({Pod("Failed", 99)}, deleted, deleted), 0);
+  EXPECT_EQ(pods.Seconds(deleted, deleted + seconds(30)), 0) << "that much time has passed already";
+  EXPECT_EQ(EstimateOf({Pod("Failed", 99)}).Seconds(deleted, deleted), 0);
 }
 
 TEST(NamespaceDeletionTest, RemainingContent) {
   api::GroupVersionResource cms{"", "v1", "configmaps"};
-  ResourceResult none = SummarizeRemaining(cms, "team", {}, 0);
+  ResourceResult none = SummarizeRemaining(cms, "team", RemainingOf({}), 0);
   EXPECT_EQ(none.num_remaining, 0);
   EXPECT_EQ(none.estimate_seconds, 0);
   EXPECT_TRUE(none.error.empty());
 
   ResourceResult held = SummarizeRemaining(
-      cms, "team", {Pod("", std::nullopt, {"example.com/hold", "x"}), Pod("", std::nullopt, {"x"})},
+      cms, "team",
+      RemainingOf({Pod("", std::nullopt, {"example.com/hold", "x"}), Pod("", std::nullopt, {"x"})}),
       0);
   EXPECT_EQ(held.num_remaining, 2);
   EXPECT_EQ(held.estimate_seconds, 15) << "finalizers get the finalizer estimate";
@@ -70,12 +82,12 @@ TEST(NamespaceDeletionTest, RemainingContent) {
   EXPECT_TRUE(held.error.empty());
 
   ResourceResult graceful =
-      SummarizeRemaining({"", "v1", "pods"}, "team", {Pod("Running", 30)}, 30);
+      SummarizeRemaining({"", "v1", "pods"}, "team", RemainingOf({Pod("Running", 30)}), 30);
   EXPECT_EQ(graceful.estimate_seconds, 30);
   EXPECT_TRUE(graceful.error.empty());
 
-  ResourceResult stuck =
-      SummarizeRemaining({"apps", "v1", "deployments"}, "team", {Pod("", std::nullopt)}, 0);
+  ResourceResult stuck = SummarizeRemaining({"apps", "v1", "deployments"}, "team",
+                                            RemainingOf({Pod("", std::nullopt)}), 0);
   EXPECT_EQ(stuck.error,
             "unexpected items still remain in namespace: team for gvr: {apps v1 deployments}");
   EXPECT_EQ(stuck.num_remaining, 1);

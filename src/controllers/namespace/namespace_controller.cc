@@ -58,23 +58,34 @@ util::StatusOr<discovery::DiscoveryResult> RestNamespaceClient::Discover() {
 }
 
 util::Status RestNamespaceClient::DeleteCollection(const api::GroupVersionResource& gvr,
-                                                   const std::string& ns) {
+                                                   const std::string& ns, std::stop_token stop) {
   client::DeleteOptions o;
   o.propagation_policy = "Background";
+  o.stop = std::move(stop);
   return client_->DeleteCollection(gvr, ns, {}, o);
 }
 
 util::Status RestNamespaceClient::Delete(const api::GroupVersionResource& gvr,
-                                         const api::ObjectKey& key) {
+                                         const api::ObjectKey& key, std::stop_token stop) {
   client::DeleteOptions o;
   o.propagation_policy = "Background";
+  o.stop = std::move(stop);
   return client_->Delete(gvr, key, o);
 }
 
-util::StatusOr<std::vector<api::Object>> RestNamespaceClient::List(
-    const api::GroupVersionResource& gvr, const std::string& ns) {
-  CONVERGE_ASSIGN_OR_RETURN(client::ObjectList list, client_->List(gvr, ns));
-  return std::move(list.items);
+util::Status RestNamespaceClient::ListEach(const api::GroupVersionResource& gvr,
+                                           const std::string& ns, std::stop_token stop,
+                                           const std::function<void(const api::Object&)>& fn) {
+  client::ListOptions o;
+  o.limit = page_size_;
+  o.stop = stop;
+  do {
+    if (stop.stop_requested()) return util::Status(util::Code::kCancelled, "stopping");
+    CONVERGE_ASSIGN_OR_RETURN(client::ObjectList page, client_->List(gvr, ns, o));
+    for (const api::Object& item : page.items) fn(item);
+    o.continue_token = std::move(page.continue_token);
+  } while (!o.continue_token.empty());
+  return util::Status::Ok();
 }
 
 // ---- NamespaceController ----
@@ -87,7 +98,9 @@ NamespaceController::NamespaceController(NamespaceControllerOptions options)
           .reconcile = InstrumentReconcile(
               "namespace",
               options_.metrics != nullptr ? options_.metrics : &util::DefaultRegistry(), clock_,
-              [this](const api::ObjectKey& key, std::stop_token) { return Sync(key.name); }),
+              [this](const api::ObjectKey& key, std::stop_token stop) {
+                return Sync(key.name, std::move(stop));
+              }),
           .workers = options_.workers,
           .rate_limiter = NamespaceRateLimiter(),
           .clock = clock_,
@@ -124,7 +137,7 @@ util::StatusOr<api::Object> NamespaceController::RetryOnConflict(
   }
 }
 
-client::ReconcileResult NamespaceController::Sync(const std::string& name) {
+client::ReconcileResult NamespaceController::Sync(const std::string& name, std::stop_token stop) {
   auto ns = options_.client->GetNamespace(name);
   if (!ns.ok()) {
     if (client::IsNotFound(ns.status())) return client::ReconcileResult::Done();
@@ -148,7 +161,7 @@ client::ReconcileResult NamespaceController::Sync(const std::string& name) {
     return client::ReconcileResult::Done();
   }
 
-  ContentOutcome outcome = DeleteAllContent(*current);
+  ContentOutcome outcome = DeleteAllContent(*current, stop);
   if (!outcome.errors.empty()) {
     std::string msg;
     for (const std::string& e : outcome.errors) msg += (msg.empty() ? "" : "; ") + e;
@@ -170,7 +183,7 @@ client::ReconcileResult NamespaceController::Sync(const std::string& name) {
   return client::ReconcileResult::Done();
 }
 
-ContentOutcome NamespaceController::DeleteAllContent(const api::Object& ns) {
+ContentOutcome NamespaceController::DeleteAllContent(const api::Object& ns, std::stop_token stop) {
   const std::string name(ns.name());
   const util::Clock::WallTime deleted_at =
       util::ParseRfc3339(ns.deletion_timestamp()).value_or(clock_->WallNow());
@@ -190,7 +203,12 @@ ContentOutcome NamespaceController::DeleteAllContent(const api::Object& ns) {
   }
   for (const api::ResourceInfo& r : resources) {
     if (!r.namespaced || !r.HasVerb("delete")) continue;
-    report.resources.push_back(DeleteContentOf(r.gvr, name, deleted_at));
+    if (stop.stop_requested()) {
+      ContentOutcome stopped;
+      stopped.errors.push_back("stopping");
+      return stopped;  // nothing written: the next sync starts over
+    }
+    report.resources.push_back(DeleteContentOf(r.gvr, name, deleted_at, stop));
   }
   ContentOutcome outcome = Summarize(report);
   // Conditions are written whenever they change, failing or fine (a condition that was failing
@@ -209,47 +227,55 @@ ContentOutcome NamespaceController::DeleteAllContent(const api::Object& ns) {
 
 ResourceResult NamespaceController::DeleteContentOf(const api::GroupVersionResource& gvr,
                                                     const std::string& ns,
-                                                    util::Clock::WallTime deleted_at) {
+                                                    util::Clock::WallTime deleted_at,
+                                                    std::stop_token stop) {
   ResourceResult failed;
   failed.gvr = gvr;
   int64_t estimate = 0;
   if (gvr.group.empty() && gvr.resource == "pods") {
-    auto pods = options_.client->List(kPods, ns);
-    if (!pods.ok()) {
-      failed.error = pods.status().message();
+    PodTerminationEstimate pods;
+    util::Status listed =
+        options_.client->ListEach(kPods, ns, stop, [&](const api::Object& pod) { pods.Add(pod); });
+    if (!listed.ok()) {
+      failed.error = listed.message();
       return failed;
     }
-    estimate = EstimatePodTermination(*pods, deleted_at, clock_->WallNow());
+    estimate = pods.Seconds(deleted_at, clock_->WallNow());
   }
   failed.estimate_seconds = estimate;
-  util::Status s = options_.client->DeleteCollection(gvr, ns);
+  util::Status s = options_.client->DeleteCollection(gvr, ns, stop);
   if (!s.ok()) {
     if (!Unsupported(s)) {
       failed.error = s.message();
       return failed;
     }
-    // No deletecollection: list and delete one by one.
-    auto items = options_.client->List(gvr, ns);
-    if (!items.ok()) {
-      if (Unsupported(items.status())) return failed;
-      failed.error = items.status().message();
+    // No deletecollection: list and delete one by one (the keys first: deleting while paging
+    // would move the pages).
+    std::vector<api::ObjectKey> keys;
+    util::Status listed = options_.client->ListEach(
+        gvr, ns, stop, [&](const api::Object& item) { keys.push_back(item.key()); });
+    if (!listed.ok()) {
+      if (Unsupported(listed)) return failed;
+      failed.error = listed.message();
       return failed;
     }
-    for (const api::Object& item : *items) {
-      util::Status d = options_.client->Delete(gvr, item.key());
+    for (const api::ObjectKey& key : keys) {
+      util::Status d = options_.client->Delete(gvr, key, stop);
       if (!d.ok() && !Unsupported(d)) {
         failed.error = d.message();
         return failed;
       }
     }
   }
-  auto remaining = options_.client->List(gvr, ns);
-  if (!remaining.ok()) {
-    if (Unsupported(remaining.status())) return failed;
-    failed.error = remaining.status().message();
+  RemainingContent remaining;
+  util::Status listed = options_.client->ListEach(
+      gvr, ns, stop, [&](const api::Object& item) { remaining.Add(item); });
+  if (!listed.ok()) {
+    if (Unsupported(listed)) return failed;
+    failed.error = listed.message();
     return failed;
   }
-  return SummarizeRemaining(gvr, ns, *remaining, estimate);
+  return SummarizeRemaining(gvr, ns, remaining, estimate);
 }
 
 util::StatusOr<std::unique_ptr<RunnableController>> InitNamespaceController(

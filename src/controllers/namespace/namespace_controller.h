@@ -35,29 +35,41 @@ class NamespaceClient {
   // PUT /api/v1/namespaces/<name>/finalize.
   virtual util::StatusOr<api::Object> FinalizeNamespace(const api::Object& ns) = 0;
   virtual util::StatusOr<discovery::DiscoveryResult> Discover() = 0;
-  // Background propagation (the namespace controller must not add orphan finalizers).
-  virtual util::Status DeleteCollection(const api::GroupVersionResource& gvr,
-                                        const std::string& ns) = 0;
-  virtual util::Status Delete(const api::GroupVersionResource& gvr, const api::ObjectKey& key) = 0;
-  virtual util::StatusOr<std::vector<api::Object>> List(const api::GroupVersionResource& gvr,
-                                                        const std::string& ns) = 0;
+  // Background propagation (the namespace controller must not add orphan finalizers). A stop
+  // abandons the call.
+  virtual util::Status DeleteCollection(const api::GroupVersionResource& gvr, const std::string& ns,
+                                        std::stop_token stop) = 0;
+  virtual util::Status Delete(const api::GroupVersionResource& gvr, const api::ObjectKey& key,
+                              std::stop_token stop) = 0;
+  // Calls `fn` for every object of `gvr` in `ns`. The REST client lists a page at a time, so a
+  // namespace of 100,000 pods is never held whole; a stop ends it between pages (Cancelled).
+  virtual util::Status ListEach(const api::GroupVersionResource& gvr, const std::string& ns,
+                                std::stop_token stop,
+                                const std::function<void(const api::Object&)>& fn) = 0;
 };
 
 class RestNamespaceClient final : public NamespaceClient {
  public:
-  explicit RestNamespaceClient(client::RestClient* client) : client_(client) {}
+  // Items per page of ListEach (client-go's pager's default).
+  static constexpr int64_t kPageSize = 500;
+
+  explicit RestNamespaceClient(client::RestClient* client, int64_t page_size = kPageSize)
+      : client_(client), page_size_(page_size) {}
   util::StatusOr<api::Object> GetNamespace(const std::string& name) override;
   util::StatusOr<api::Object> UpdateNamespaceStatus(const api::Object& ns) override;
   util::StatusOr<api::Object> FinalizeNamespace(const api::Object& ns) override;
   util::StatusOr<discovery::DiscoveryResult> Discover() override;
-  util::Status DeleteCollection(const api::GroupVersionResource& gvr,
-                                const std::string& ns) override;
-  util::Status Delete(const api::GroupVersionResource& gvr, const api::ObjectKey& key) override;
-  util::StatusOr<std::vector<api::Object>> List(const api::GroupVersionResource& gvr,
-                                                const std::string& ns) override;
+  util::Status DeleteCollection(const api::GroupVersionResource& gvr, const std::string& ns,
+                                std::stop_token stop) override;
+  util::Status Delete(const api::GroupVersionResource& gvr, const api::ObjectKey& key,
+                      std::stop_token stop) override;
+  util::Status ListEach(const api::GroupVersionResource& gvr, const std::string& ns,
+                        std::stop_token stop,
+                        const std::function<void(const api::Object&)>& fn) override;
 
  private:
   client::RestClient* const client_;  // not owned
+  const int64_t page_size_;
 };
 
 struct NamespaceControllerOptions {
@@ -76,14 +88,15 @@ class NamespaceController final : public RunnableController {
   void Run(std::stop_token stop) override;
   void Enqueue(const std::string& name) { controller_.Enqueue({"", name}); }
 
-  // One sync of a namespace (what the workers run).
-  client::ReconcileResult Sync(const std::string& name);
+  // One sync of a namespace (what the workers run). A stop (the controller shutting down) ends
+  // it between API calls.
+  client::ReconcileResult Sync(const std::string& name, std::stop_token stop = {});
 
  private:
   // deleteAllContent: returns the estimate (seconds) and the errors.
-  ContentOutcome DeleteAllContent(const api::Object& ns);
+  ContentOutcome DeleteAllContent(const api::Object& ns, std::stop_token stop);
   ResourceResult DeleteContentOf(const api::GroupVersionResource& gvr, const std::string& ns,
-                                 util::Clock::WallTime deleted_at);
+                                 util::Clock::WallTime deleted_at, std::stop_token stop);
   // Applies `fn` to the live namespace, re-reading it on conflicts (retryOnConflictError).
   util::StatusOr<api::Object> RetryOnConflict(
       api::Object ns, const std::function<util::StatusOr<api::Object>(const api::Object&)>& fn);

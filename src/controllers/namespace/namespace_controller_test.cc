@@ -57,7 +57,8 @@ class FakeNamespaceClient final : public NamespaceClient {
     for (const auto& g : failed_groups) r.failed_groups[g] = "the server is currently unable";
     return r;
   }
-  util::Status DeleteCollection(const api::GroupVersionResource& gvr, const std::string&) override {
+  util::Status DeleteCollection(const api::GroupVersionResource& gvr, const std::string&,
+                                std::stop_token) override {
     if (no_delete_collection.count(gvr.resource)) {
       return util::Status(util::Code::kUnimplemented, "not allowed").WithReason("MethodNotAllowed");
     }
@@ -72,14 +73,16 @@ class FakeNamespaceClient final : public NamespaceClient {
     objs = kept;
     return util::Status();
   }
-  util::Status Delete(const api::GroupVersionResource& gvr, const api::ObjectKey& key) override {
+  util::Status Delete(const api::GroupVersionResource& gvr, const api::ObjectKey& key,
+                      std::stop_token) override {
     auto& objs = content[gvr.resource];
     std::erase_if(objs, [&](const api::Object& o) { return o.name() == key.name; });
     return util::Status();
   }
-  util::StatusOr<std::vector<api::Object>> List(const api::GroupVersionResource& gvr,
-                                                const std::string&) override {
-    return content[gvr.resource];
+  util::Status ListEach(const api::GroupVersionResource& gvr, const std::string&, std::stop_token,
+                        const std::function<void(const api::Object&)>& fn) override {
+    for (const api::Object& o : content[gvr.resource]) fn(o);
+    return util::Status();
   }
 };
 
