@@ -251,6 +251,11 @@ Response APIServer::HandleDeleteCollection(RequestContext& ctx) {
   ListResult deleted;
   deleted.revision = list->revision;
   for (const auto& item : list->items) {
+    if (ctx.req.cancelled.stop_requested()) {
+      return ErrorResponse(InternalError(
+          "deletecollection stopped after " + std::to_string(deleted.items.size()) + " of " +
+          std::to_string(list->items.size()) + " objects: the request was cancelled"));
+    }
     auto r = ctx.storage.Delete(item->key().ns, item->key().name, *opts, *wctx);
     if (!r.ok()) {
       if (r.error().code == 404) continue;  // deleted concurrently

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,6 +54,10 @@ struct Request {
   // The transport already established `user` (the in-process transport, the explicit
   // --insecure-http listener on loopback): authentication keeps it.
   bool preauthenticated = false;
+  // The caller gave up: the in-process transport's stop token (a component shutting down).
+  // Handlers that loop over many objects (deletecollection) stop between them, as upstream's
+  // check their request's context.
+  std::stop_token cancelled;
   // Set by a transport that can finish a request after its handler returned (HttpServer): runs a
   // continuation on a thread of the transport's, without blocking the caller. With it, a write
   // may answer with a pending Response (below) instead of holding its thread while the store

@@ -174,6 +174,7 @@ apiserver::Request InProcessTransport::ToServerRequest(client::HttpRequest& requ
   r.remote_address = "in-process";
   r.user = options_.user;
   r.in_process = true;
+  r.cancelled = request.stop;
   r.watch_without_managed_fields = options_.watch_without_managed_fields;
   return r;
 }

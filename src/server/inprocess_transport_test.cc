@@ -99,6 +99,26 @@ TEST(InProcessTransportTest, HandsTheRequestOverAndTheResponseBack) {
   EXPECT_EQ(seen.user.name, "system:apiserver");
 }
 
+TEST(InProcessTransportTest, TheCallersStopTokenReachesTheHandlerAsCancelled) {
+  // A handler that loops over many objects (deletecollection) sees its caller give up mid-way.
+  std::stop_source caller;
+  bool before = true;
+  bool after = false;
+  InProcessTransport t([&](apiserver::Request& r) {
+    before = r.cancelled.stop_requested();
+    caller.request_stop();  // the caller's component shuts down while the handler works
+    after = r.cancelled.stop_requested();
+    apiserver::Response resp;
+    resp.status = 200;
+    return resp;
+  });
+  util::StatusOr<client::HttpResponse> resp =
+      t.Do({.method = "DELETE", .path = "/api/v1/namespaces/a/pods", .stop = caller.get_token()});
+  ASSERT_TRUE(resp.ok()) << resp.status().ToString();
+  EXPECT_FALSE(before);
+  EXPECT_TRUE(after);
+}
+
 TEST(InProcessTransportTest, StreamsPassTheServersChunksWithoutCopies) {
   auto source = std::make_shared<FakeServerStream>();
   InProcessTransport t([&](apiserver::Request&) {
