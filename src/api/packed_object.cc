@@ -52,13 +52,17 @@ struct Request {
 // next measure.
 class MeasuringResource final : public json::memory_resource {
  public:
-  MeasuringResource() { Requests().clear(); }
+  MeasuringResource() { requests_.clear(); }
   // The requests in the order the copy made them (the thread's; valid until the next measure).
-  static const std::vector<Request>& requests() { return Requests(); }
+  const std::vector<Request>& requests() const { return requests_; }
+  // What one block would hold: the requests served front to back, padded as in a block at the
+  // heap's alignment.
+  size_t one_block() const { return offset_; }
 
  private:
   void* do_allocate(size_t bytes, size_t align) override {
-    Requests().push_back({static_cast<uint32_t>(bytes), static_cast<uint32_t>(align)});
+    requests_.push_back({static_cast<uint32_t>(bytes), static_cast<uint32_t>(align)});
+    offset_ += PaddingFor(offset_, align) + bytes;
     return scratch_.allocate(bytes, align);
   }
   void do_deallocate(void*, size_t, size_t) override {}
@@ -80,6 +84,8 @@ class MeasuringResource final : public json::memory_resource {
 
   // Beyond the thread's buffer, the heap, freed with the measure.
   json::monotonic_resource scratch_{Scratch(), kScratchBytes, json::storage_ptr()};
+  std::vector<Request>& requests_ = Requests();  // looked up once, not per request
+  size_t offset_ = 0;
 };
 
 }  // namespace
@@ -99,40 +105,55 @@ namespace {
 struct Layout {
   size_t head = 0;
   size_t tail = 0;
-  size_t head_used = 0;  // what the copy uses of the head before it moves to the tail
+  size_t measured = 0;  // one block's size: the requests served front to back
 };
 
-// Bytes used after serving `requests` front to back from a block at the heap's alignment, from
-// `at` on.
-size_t Serve(std::span<const Request> requests, size_t at) {
-  for (const Request& r : requests) at += PaddingFor(at, r.align) + r.bytes;
-  return at;
-}
+// Where each request of a copy goes: into the head while it fits there, else into the tail (so
+// small requests late in the copy still fill the head's end). PackedResource follows the same
+// rule; Plan runs it with an unbounded tail to size it.
+struct Cursor {
+  size_t head_used = 0;
+  size_t tail_used = 0;
 
-// The copy fills the head front to back until a request does not fit what is left of it; that
-// request and every later one go to the tail (PackedResource follows the same rule).
-Layout Plan(std::span<const Request> requests) {
-  const size_t total = Serve(requests, 0);
-  Layout one{total, 0, total};
-  if (total <= 16 || AllocatorSizeClass(total) == total) return one;
-  Layout two;
-  two.head = ClassBelow(total);
-  size_t i = 0;
-  for (; i < requests.size(); ++i) {
-    const size_t pad = PaddingFor(two.head_used, requests[i].align);
-    if (pad + requests[i].bytes > two.head - two.head_used) break;
-    two.head_used += pad + requests[i].bytes;
+  enum class Block { kHead, kTail, kNone };
+  // Takes `bytes` at `align` from the head (capacity `head`) if it fits, else from the tail
+  // (capacity `tail`) if it fits; returns where, and the offset in that block.
+  Block Take(size_t bytes, size_t align, size_t head, size_t tail, size_t* offset) {
+    const size_t head_pad = PaddingFor(head_used, align);
+    if (head_pad + bytes <= head - head_used) {
+      *offset = head_used + head_pad;
+      head_used += head_pad + bytes;
+      return Block::kHead;
+    }
+    const size_t tail_pad = PaddingFor(tail_used, align);
+    if (tail_pad + bytes <= tail - tail_used) {
+      *offset = tail_used + tail_pad;
+      tail_used += tail_pad + bytes;
+      return Block::kTail;
+    }
+    return Block::kNone;
   }
-  two.tail = Serve(requests.subspan(i), 0);
+};
+
+// `total`: what one block would hold (MeasuringResource::one_block).
+Layout Plan(std::span<const Request> requests, size_t total) {
+  const Layout one{total, 0, total};
+  if (total <= 16 || AllocatorSizeClass(total) == total) return one;
+  const size_t head = ClassBelow(total);
+  Cursor cursor;
+  size_t offset = 0;
+  for (const Request& r : requests) cursor.Take(r.bytes, r.align, head, SIZE_MAX, &offset);
+  const Layout two{head, cursor.tail_used, total};
   // Worth it only if the two classes are smaller than the one (not the case just below a class).
-  if (two.tail == 0 || two.head + AllocatorSizeClass(two.tail) >= AllocatorSizeClass(total))
+  if (two.tail == 0 || two.head + AllocatorSizeClass(two.tail) >= AllocatorSizeClass(total)) {
     return one;
+  }
   return two;
 }
 
-// The head block and the tail block (if any), filled front to back by the copy as Plan laid them
-// out; afterwards (sealed) every allocation goes to the heap, so concurrent copies from the
-// packed tree never touch the resource's state.
+// The head block and the tail block (if any), filled by the copy as Plan laid them out;
+// afterwards (sealed) every allocation goes to the heap, so concurrent copies from the packed
+// tree never touch the resource's state.
 class PackedResource final : public json::memory_resource {
  public:
   // `self` receives the resource's address (Boost.JSON's shared wrapper holds it as a member and
@@ -158,9 +179,7 @@ class PackedResource final : public json::memory_resource {
   const Layout layout_;
   std::byte* const head_;
   std::byte* const tail_;  // null without one
-  std::byte* next_;        // in the head, then in the tail
-  std::byte* end_;
-  bool in_tail_ = false;
+  Cursor cursor_;
   bool sealed_ = false;
   size_t overflowed_ = 0;
 };
@@ -170,9 +189,7 @@ PackedResource::PackedResource(const Layout& layout, PackedResource** self)
       head_(static_cast<std::byte*>(HeapAllocate(layout.head, alignof(std::max_align_t)))),
       tail_(layout.tail == 0
                 ? nullptr
-                : static_cast<std::byte*>(HeapAllocate(layout.tail, alignof(std::max_align_t)))),
-      next_(head_),
-      end_(head_ + layout.head) {
+                : static_cast<std::byte*>(HeapAllocate(layout.tail, alignof(std::max_align_t)))) {
   *self = this;
 }
 
@@ -184,10 +201,11 @@ PackedResource::~PackedResource() {
 PackedStats PackedResource::Stats() const {
   PackedStats s;
   s.blocks = tail_ == nullptr ? 1 : 2;
+  s.measured = layout_.measured;
   s.capacity = layout_.head + layout_.tail;
-  s.planned = layout_.head_used + layout_.tail;
-  const size_t in_current = static_cast<size_t>(next_ - (in_tail_ ? tail_ : head_));
-  s.used = in_tail_ ? layout_.head_used + in_current : in_current;
+  s.tail = layout_.tail;
+  s.used = cursor_.head_used + cursor_.tail_used;
+  s.tail_used = cursor_.tail_used;
   s.overflowed = overflowed_;
   s.allocated =
       AllocatorSizeClass(layout_.head) + (tail_ == nullptr ? 0 : AllocatorSizeClass(layout_.tail));
@@ -196,19 +214,13 @@ PackedStats PackedResource::Stats() const {
 
 void* PackedResource::do_allocate(size_t bytes, size_t align) {
   if (!sealed_) {
-    size_t pad = PaddingFor(reinterpret_cast<uintptr_t>(next_), align);
-    if (pad + bytes > static_cast<size_t>(end_ - next_) && !in_tail_ && tail_ != nullptr) {
-      in_tail_ = true;
-      next_ = tail_;
-      end_ = tail_ + layout_.tail;
-      pad = PaddingFor(reinterpret_cast<uintptr_t>(next_), align);
+    // The blocks are at the heap's alignment, so offsets pad as Plan's did.
+    size_t offset = 0;
+    switch (cursor_.Take(bytes, align, layout_.head, layout_.tail, &offset)) {
+      case Cursor::Block::kHead: return head_ + offset;
+      case Cursor::Block::kTail: return tail_ + offset;
+      case Cursor::Block::kNone: ++overflowed_; break;
     }
-    if (pad + bytes <= static_cast<size_t>(end_ - next_)) {
-      void* at = next_ + pad;
-      next_ += pad + bytes;
-      return at;
-    }
-    ++overflowed_;
   }
   return HeapAllocate(bytes, align);
 }
@@ -232,7 +244,7 @@ Object PackedCopy(const json::object& doc, PackedStats* stats) {
   {
     MeasuringResource measure;
     json::object probe(doc, json::storage_ptr(&measure));
-    layout = Plan(MeasuringResource::requests());
+    layout = Plan(measure.requests(), measure.one_block());
   }
   PackedResource* resource = nullptr;  // owned by the storage_ptrs of the tree
   json::storage_ptr sp = json::make_shared_resource<PackedResource>(layout, &resource);

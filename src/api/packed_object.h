@@ -28,14 +28,17 @@
 
 namespace converge::api {
 
-// What packing took: the blocks and their total size, what the measure planned the copy to use
-// of them and what it used (the head's end may stay unused where the copy moved on to the tail),
-// and the allocations that did not fit (none when the measure was right).
+// What packing took: what one block would have had to hold (`measured`), the blocks and their
+// total size, what the copy used of them (of the tail all of it, of the head all but what no
+// later request fitted, when the measure was right), and the allocations that did not fit (none
+// when the measure was right).
 struct PackedStats {
+  size_t measured = 0;
   size_t blocks = 0;
   size_t capacity = 0;
-  size_t planned = 0;
+  size_t tail = 0;  // the tail block's size (0: one block)
   size_t used = 0;
+  size_t tail_used = 0;
   size_t overflowed = 0;
   // The blocks' sizes rounded up to the allocator's size classes (AllocatorSizeClass).
   size_t allocated = 0;
