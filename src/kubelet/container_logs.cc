@@ -377,11 +377,18 @@ LogStore::LogStore(LogStoreOptions options)
 
 LogStore::~LogStore() = default;
 
+LogStore::ContainerLogs& LogStore::PodLogs::Logs(const std::string& container) {
+  for (auto& [name, logs] : containers) {
+    if (name == container) return logs;
+  }
+  return containers.emplace_back(container, ContainerLogs()).second;
+}
+
 void LogStore::Apply(const api::ObjectKey& pod, const ContainerLogRecord& r) {
   {
     std::lock_guard lock(mu_);
     PodLogs& p = pods_[pod];
-    ContainerLogs& c = p.containers[r.container];
+    ContainerLogs& c = p.Logs(r.container);
     switch (r.kind) {
       case ContainerLogRecord::Kind::kStarted:
         if (c.current && c.current->instance() == r.instance) break;
@@ -506,7 +513,7 @@ apiserver::Response LogStore::Serve(const api::ObjectKey& pod, std::string_view 
     return BadRequest("container " + Quote(r.container) + " in pod " + Quote(pod_name) +
                       " is waiting to start - no logs yet");
   }
-  ContainerLogs& logs = p.containers[r.container];
+  ContainerLogs& logs = p.Logs(r.container);
   std::shared_ptr<InstanceLog> log;
   const std::string which = "container " + Quote(r.container) + " in pod " + Quote(pod_name);
   if (r.previous) {

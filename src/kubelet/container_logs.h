@@ -160,7 +160,12 @@ class LogStore {
   };
   struct PodLogs {
     PodLogView view;
-    std::unordered_map<std::string, ContainerLogs> containers;
+    // By container name. A pod has a handful of containers: a vector searched in order (a hash
+    // map cost ~130 bytes more per pod, its buckets and a node per container).
+    std::vector<std::pair<std::string, ContainerLogs>> containers;
+
+    // The logs of `container`, added empty if it has none yet.
+    ContainerLogs& Logs(const std::string& container);
   };
   struct Follower {
     std::function<void()> wake;

@@ -128,6 +128,31 @@ TEST_F(LogStoreTest, CurrentPreviousTailAndTimestamps) {
   EXPECT_EQ(limited.body, "converge-s");
 }
 
+TEST_F(LogStoreTest, EachContainerOfAPodServesItsOwnInstances) {
+  WallTime t0 = clock_.WallNow();
+  ContainerLogRecord side = Started(t0, 1);
+  side.container = "sidecar";
+  side.image = "busybox:1.36";
+  store_.Apply(key_, side);
+  store_.Apply(key_, Started(t0 + 1s, 1));
+  ContainerLogRecord side_exit = Exited(t0 + 2s, 1, 3);
+  side_exit.container = "sidecar";
+  store_.Apply(key_, side_exit);
+  PodLogView v;
+  v.uid = "uid";
+  v.containers.push_back({"web", true, false, false, "", 1});
+  v.containers.push_back({"sidecar", false, true, false, "", 1});
+  store_.SetView(key_, v);
+  clock_.Step(12s);
+
+  EXPECT_EQ(store_.Serve(key_, "uid", "p", {.container = "sidecar"}).body,
+            "converge-sim: container sidecar started (image busybox:1.36, run 1)\n"
+            "converge-sim: container sidecar exiting with code 3\n");
+  EXPECT_EQ(store_.Serve(key_, "uid", "p", {.container = "web"}).body,
+            "converge-sim: container web started (image nginx:1.27, run 1)\n"
+            "converge-sim: container web running for 10s\n");
+}
+
 TEST_F(LogStoreTest, WaitingContainersAnswerLikeTheKubelet) {
   SetView(false, false, false, "ContainerCreating");
   apiserver::Response r = Serve({});
