@@ -9,6 +9,7 @@
 
 #include <boost/json.hpp>
 
+#include "apiserver/handler_test_util.h"
 #include "apiserver/server.h"
 #include "store/embedded_store.h"
 #include "store/store_test_util.h"
@@ -44,15 +45,7 @@ class DeleteCollectionTest : public ::testing::Test {
 
   Response Do(const std::string& method, const std::string& path, const std::string& body = "",
               std::stop_token cancelled = {}) {
-    Request req;
-    req.method = method;
-    req.path = path;
-    req.headers = {{"content-type", "application/json"}};
-    req.body = body;
-    req.in_process = true;
-    req.user.name = "system:admin";
-    req.user.groups = {"system:masters", "system:authenticated"};
-    req.user.authenticated = true;
+    Request req = AdminRequest(method, path, body);
     req.cancelled = std::move(cancelled);
     return server_->Handle(req);
   }

@@ -11,6 +11,7 @@
 
 #include <boost/json.hpp>
 
+#include "apiserver/handler_test_util.h"
 #include "apiserver/server.h"
 #include "store/embedded_store.h"
 #include "store/store_test_util.h"
@@ -51,28 +52,8 @@ class ApplyHandlerTest : public ::testing::Test {
   };
   Reply Do(const std::string& method, const std::string& target, const std::string& body = "",
            const std::string& content_type = "application/json") {
-    Request req;
-    req.method = method;
-    const size_t q = target.find('?');
-    req.path = target.substr(0, q);
-    if (q != std::string::npos) {
-      std::string rest = target.substr(q + 1);
-      size_t start = 0;
-      while (start <= rest.size()) {
-        size_t amp = rest.find('&', start);
-        if (amp == std::string::npos) amp = rest.size();
-        std::string kv = rest.substr(start, amp - start);
-        const size_t eq = kv.find('=');
-        req.query.emplace_back(kv.substr(0, eq), eq == std::string::npos ? "" : kv.substr(eq + 1));
-        start = amp + 1;
-      }
-    }
-    req.headers = {{"user-agent", kUserAgent}, {"content-type", content_type}};
-    req.body = body;
-    req.in_process = true;
-    req.user.name = "system:admin";
-    req.user.groups = {"system:masters", "system:authenticated"};
-    req.user.authenticated = true;
+    Request req = AdminRequest(method, target, body, content_type);
+    req.headers.emplace_back("user-agent", kUserAgent);
     Response resp = server_->Handle(req);
     Reply r;
     r.code = resp.status;

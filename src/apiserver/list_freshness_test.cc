@@ -14,6 +14,7 @@
 
 #include <boost/json.hpp>
 
+#include "apiserver/handler_test_util.h"
 #include "apiserver/server.h"
 #include "store/embedded_store.h"
 #include "store/gated_kv_test_util.h"
@@ -45,19 +46,7 @@ class ListFreshnessTest : public ::testing::Test {
 
   Response Do(const std::string& method, const std::string& path, const std::string& query,
               const std::string& body = "") {
-    Request req;
-    req.method = method;
-    req.path = path;
-    if (!query.empty()) {
-      const size_t eq = query.find('=');
-      req.query.emplace_back(query.substr(0, eq), query.substr(eq + 1));
-    }
-    req.headers = {{"content-type", "application/json"}};
-    req.body = body;
-    req.in_process = true;
-    req.user.name = "system:admin";
-    req.user.groups = {"system:masters", "system:authenticated"};
-    req.user.authenticated = true;
+    Request req = AdminRequest(method, query.empty() ? path : path + "?" + query, body);
     return server_->Handle(req);
   }
 
