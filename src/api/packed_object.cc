@@ -1,7 +1,9 @@
 #include "api/packed_object.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <span>
@@ -46,6 +48,7 @@ size_t ClassBelow(size_t bytes) {
 struct Request {
   uint32_t bytes;
   uint32_t align;
+  uint32_t end;  // where it ends when every request is served front to back from one block
 };
 
 // Records what a copy asks for and serves it from the thread's scratch memory, reused by the
@@ -61,8 +64,9 @@ class MeasuringResource final : public json::memory_resource {
 
  private:
   void* do_allocate(size_t bytes, size_t align) override {
-    requests_.push_back({static_cast<uint32_t>(bytes), static_cast<uint32_t>(align)});
     offset_ += PaddingFor(offset_, align) + bytes;
+    requests_.push_back({static_cast<uint32_t>(bytes), static_cast<uint32_t>(align),
+                         static_cast<uint32_t>(offset_)});
     return scratch_.allocate(bytes, align);
   }
   void do_deallocate(void*, size_t, size_t) override {}
@@ -140,9 +144,16 @@ Layout Plan(std::span<const Request> requests, size_t total) {
   const Layout one{total, 0, total};
   if (total <= 16 || AllocatorSizeClass(total) == total) return one;
   const size_t head = ClassBelow(total);
+  // Up to the first request that ends beyond the head, the head is filled as one block would be;
+  // only from there on do requests go one way or the other.
+  auto first_out = std::partition_point(requests.begin(), requests.end(),
+                                        [head](const Request& r) { return r.end <= head; });
   Cursor cursor;
+  cursor.head_used = first_out == requests.begin() ? 0 : std::prev(first_out)->end;
   size_t offset = 0;
-  for (const Request& r : requests) cursor.Take(r.bytes, r.align, head, SIZE_MAX, &offset);
+  for (auto r = first_out; r != requests.end(); ++r) {
+    cursor.Take(r->bytes, r->align, head, SIZE_MAX, &offset);
+  }
   const Layout two{head, cursor.tail_used, total};
   // Worth it only if the two classes are smaller than the one (not the case just below a class).
   if (two.tail == 0 || two.head + AllocatorSizeClass(two.tail) >= AllocatorSizeClass(total)) {
