@@ -203,12 +203,14 @@ ContentOutcome NamespaceController::DeleteAllContent(const api::Object& ns, std:
   }
   for (const api::ResourceInfo& r : resources) {
     if (!r.namespaced || !r.HasVerb("delete")) continue;
-    if (stop.stop_requested()) {
-      ContentOutcome stopped;
-      stopped.errors.push_back("stopping");
-      return stopped;  // nothing written: the next sync starts over
-    }
+    if (stop.stop_requested()) break;
     report.resources.push_back(DeleteContentOf(r.gvr, name, deleted_at, stop));
+  }
+  if (stop.stop_requested()) {
+    // What was cut short is no failure to report in the conditions: the next sync starts over.
+    ContentOutcome stopped;
+    stopped.errors.push_back("stopping");
+    return stopped;
   }
   ContentOutcome outcome = Summarize(report);
   // Conditions are written whenever they change, failing or fine (a condition that was failing

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -28,6 +29,8 @@ class FakeNamespaceClient final : public NamespaceClient {
   std::set<std::string> no_delete_collection;
   int status_writes = 0;
   int finalize_calls = 0;
+  // Called with the resource at each deletecollection (a test's hook).
+  std::function<void(const std::string& resource)> on_delete_collection;
 
   util::StatusOr<api::Object> GetNamespace(const std::string& name) override {
     auto it = namespaces.find(name);
@@ -59,6 +62,7 @@ class FakeNamespaceClient final : public NamespaceClient {
   }
   util::Status DeleteCollection(const api::GroupVersionResource& gvr, const std::string&,
                                 std::stop_token) override {
+    if (on_delete_collection) on_delete_collection(gvr.resource);
     if (no_delete_collection.count(gvr.resource)) {
       return util::Status(util::Code::kUnimplemented, "not allowed").WithReason("MethodNotAllowed");
     }
@@ -79,8 +83,10 @@ class FakeNamespaceClient final : public NamespaceClient {
     std::erase_if(objs, [&](const api::Object& o) { return o.name() == key.name; });
     return util::Status();
   }
-  util::Status ListEach(const api::GroupVersionResource& gvr, const std::string&, std::stop_token,
+  util::Status ListEach(const api::GroupVersionResource& gvr, const std::string&,
+                        std::stop_token stop,
                         const std::function<void(const api::Object&)>& fn) override {
+    if (stop.stop_requested()) return util::Status(util::Code::kCancelled, "stopping");
     for (const api::Object& o : content[gvr.resource]) fn(o);
     return util::Status();
   }
@@ -172,6 +178,22 @@ TEST_F(NamespaceSyncTest, EmptiesTheNamespaceWaitsForFinalizersThenFinalizes) {
   EXPECT_EQ(fake_.namespaces.count("team"), 0u);
   // A sync of a gone namespace is a no-op.
   EXPECT_TRUE(controller_->Sync("team").error.ok());
+}
+
+TEST_F(NamespaceSyncTest, AStopCutsTheSyncShortWithoutReportingAFailure) {
+  // The controller shuts down while it deletes the last resource's content: the sync ends (to be
+  // retried by the next run) and writes no condition about what it did not finish.
+  fake_.content["configmaps"] = {Obj("a")};
+  fake_.content["deployments"] = {Obj("d")};
+  std::stop_source stop;
+  fake_.on_delete_collection = [&](const std::string& resource) {
+    if (resource == "deployments") stop.request_stop();
+  };
+  client::ReconcileResult r = controller_->Sync("team", stop.get_token());
+  EXPECT_FALSE(r.error.ok());
+  EXPECT_EQ(fake_.finalize_calls, 0);
+  EXPECT_EQ(Condition("NamespaceDeletionContentFailure"), nullptr);
+  EXPECT_EQ(Condition("NamespaceContentRemaining"), nullptr);
 }
 
 TEST_F(NamespaceSyncTest, DiscoveryFailureIsReportedAndRetried) {
