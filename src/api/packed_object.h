@@ -9,17 +9,18 @@
 // class; it takes a head block of the largest class that does not exceed it (7 KiB) and a tail
 // block for the rest (~600 bytes, the 640 class): 7,808 bytes.
 //
-// The copy's storage is a resource over that block, reference-counted like any shared
+// The copy's storage is a resource over those blocks, reference-counted like any shared
 // Boost.JSON resource: copies made from the packed object later (`json::value v =
 // packed.doc().at("spec")`) use it too, as Boost.JSON copies take their source's storage. Such
-// allocations no longer fit in the block and go to the heap, one by one; the resource (and its
-// block) stays alive while any of them does. It is safe to copy from a packed object on many
+// allocations no longer fit in the blocks and go to the heap, one by one; the resource (and its
+// blocks) stays alive while any of them does. It is safe to copy from a packed object on many
 // threads at once: after the copy that filled it, the resource's state is never written again.
 //
-// The cost: the copy is made twice (once to measure, into the thread's scratch memory) and every
-// node holds a counted reference to the resource, ~2x a plain copy (bench/api/
-// packed_object_bench.cc); a copy taken from a packed object is ~25 % slower than one from a
-// plain tree.
+// The cost: the copy is made twice (once to measure, into the thread's scratch memory, recording
+// each request for the layout) and every node holds a counted reference to the resource, ~2x a
+// plain copy (bench/api/packed_object_bench.cc; the layout's planning and record add ~11 % of
+// instructions, docs/PERFORMANCE.md); a copy taken from a packed object is ~25 % slower than one
+// from a plain tree.
 #pragma once
 
 #include <cstddef>
