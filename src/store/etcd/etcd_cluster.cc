@@ -9,7 +9,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <deque>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "etcd_rpc.grpc.pb.h"
@@ -169,6 +171,34 @@ void EtcdCluster::Kill(int member) {
 util::Status EtcdCluster::Restart(int member) {
   CONVERGE_RETURN_IF_ERROR(Spawn(members_[member], /*new_cluster=*/false));
   return WaitReady(member, std::chrono::seconds(30));
+}
+
+std::string EtcdCluster::Describe() const {
+  std::string out;
+  for (const auto& m : members_) {
+    out += "etcd member " + m.name + " (client port " + std::to_string(m.client_port) +
+           ", peer port " + std::to_string(m.peer_port) + "): ";
+    siginfo_t info{};
+    // WNOWAIT: an ended member stays unreaped, for Stop to reap by its PID.
+    if (m.pid <= 0) {
+      out += "stopped";
+    } else if (::waitid(P_PID, m.pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+               info.si_pid == m.pid) {
+      out += info.si_code == CLD_EXITED ? "exited with " + std::to_string(info.si_status)
+                                        : "killed by signal " + std::to_string(info.si_status);
+    } else {
+      out += "running as " + std::to_string(m.pid);
+    }
+    std::ifstream log(options_.dir + "/" + m.name + ".log");
+    std::deque<std::string> tail;
+    for (std::string line; std::getline(log, line);) {
+      tail.push_back(std::move(line));
+      if (tail.size() > 10) tail.pop_front();
+    }
+    out += tail.empty() ? "; its log is empty\n" : "; the end of its log:\n";
+    for (const auto& line : tail) out += "  " + line + "\n";
+  }
+  return out;
 }
 
 void EtcdCluster::Stop() {

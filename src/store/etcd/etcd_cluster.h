@@ -51,6 +51,9 @@ class EtcdCluster {
   void Kill(int member);
   // Starts a killed member again with its data.
   util::Status Restart(int member);
+  // For a failure message: each member's ports, whether its process still runs (or how it
+  // ended), and the last lines of its log.
+  std::string Describe() const;
 
  private:
   struct Member {

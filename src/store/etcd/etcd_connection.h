@@ -67,11 +67,19 @@ class Connection {
   // Puts our revisions into etcd's "compacted" / "future revision" errors.
   util::Status Translate(const util::Status& s, Revision requested) const;
 
-  // A unary KV call with the failover rules above, within options().request_timeout.
+  // A unary KV call with the failover rules above, within options().request_timeout (or the
+  // given budget). When the deadline ends a run of retried failures, the error names the last
+  // of them too: "Deadline Exceeded" alone would hide a member that refuses connections.
   template <typename Req, typename Resp>
   util::StatusOr<Resp> Call(grpc::Status (etcdserverpb::KV::Stub::*method)(grpc::ClientContext*,
                                                                            const Req&, Resp*),
-                            const Req& req, bool idempotent);
+                            const Req& req, bool idempotent) {
+    return Call(method, req, idempotent, options_.request_timeout);
+  }
+  template <typename Req, typename Resp>
+  util::StatusOr<Resp> Call(grpc::Status (etcdserverpb::KV::Stub::*method)(grpc::ClientContext*,
+                                                                           const Req&, Resp*),
+                            const Req& req, bool idempotent, std::chrono::milliseconds budget);
 
  private:
   const EtcdStoreOptions options_;
@@ -84,10 +92,11 @@ class Connection {
 template <typename Req, typename Resp>
 util::StatusOr<Resp> Connection::Call(
     grpc::Status (etcdserverpb::KV::Stub::*method)(grpc::ClientContext*, const Req&, Resp*),
-    const Req& req, bool idempotent) {
-  const auto deadline = std::chrono::system_clock::now() + options_.request_timeout;
-  grpc::Status last;
+    const Req& req, bool idempotent, std::chrono::milliseconds budget) {
+  const auto deadline = std::chrono::system_clock::now() + budget;
+  grpc::Status last, retried;
   for (size_t attempt = 0;; ++attempt) {
+    if (attempt > 0) retried = last;
     const size_t i = current();
     grpc::ClientContext ctx;
     ctx.set_deadline(deadline);
@@ -102,7 +111,13 @@ util::StatusOr<Resp> Connection::Call(
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   }
-  return FromGrpc(last);
+  util::Status out = FromGrpc(last);
+  if (last.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED && !retried.ok() &&
+      retried.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED) {
+    out = util::Status(out.code(),
+                       out.message() + " (retried after: " + retried.error_message() + ")");
+  }
+  return out;
 }
 
 }  // namespace converge::store::etcd

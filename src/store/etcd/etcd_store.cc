@@ -382,9 +382,16 @@ util::Status EtcdStore::Init() {
   pb::RangeRequest probe;
   probe.set_key(kProbeKey);
   probe.set_count_only(true);
+  // Each probe gets a few seconds, not the whole wait: one probe stuck on a connection that
+  // never completes must not use up the time a fresh attempt would have succeeded in.
+  const auto probe_budget = std::min(connection_->options().request_timeout,
+                                     std::chrono::milliseconds(std::chrono::seconds(3)));
   util::StatusOr<pb::RangeResponse> first = util::Unavailable("etcd: not tried");
   while (true) {
-    first = connection_->Call(&pb::KV::Stub::Range, probe, /*idempotent=*/true);
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    first = connection_->Call(&pb::KV::Stub::Range, probe, /*idempotent=*/true,
+                              std::clamp(left, std::chrono::milliseconds(100), probe_budget));
     if (first.ok() || std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

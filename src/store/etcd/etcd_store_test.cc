@@ -4,9 +4,11 @@
 #include "store/etcd/etcd_store.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include <filesystem>
+#include <iostream>
 
 #include "store/etcd/etcd_cluster.h"
 #include "store/kv_conformance_test.h"
@@ -24,13 +26,26 @@ std::string TempDirName() {
 // connects a new one to the same etcd, as a restarted API server does.
 class EtcdFactory : public KvFactory {
  public:
+  // A cluster that does not answer is started afresh once (on new ports); the first failure is
+  // printed with what the member's process and log said, so a recurrence can be diagnosed.
   util::StatusOr<std::unique_ptr<KV>> Open(const KvTestOptions& options) override {
-    clusters_.push_back(
-        std::make_unique<EtcdCluster>(EtcdClusterOptions{.dir = TempDirName(), .members = 1}));
-    CONVERGE_RETURN_IF_ERROR(clusters_.back()->Start());
-    EtcdStoreOptions so = Options();
-    if (options.watcher_buffer != 0) so.watcher_buffer = options.watcher_buffer;
-    return OpenEtcdStore(so);
+    std::string earlier;
+    for (int attempt = 0;; ++attempt) {
+      clusters_.push_back(
+          std::make_unique<EtcdCluster>(EtcdClusterOptions{.dir = TempDirName(), .members = 1}));
+      util::Status started = clusters_.back()->Start();
+      EtcdStoreOptions so = Options();
+      if (options.watcher_buffer != 0) so.watcher_buffer = options.watcher_buffer;
+      util::StatusOr<std::unique_ptr<KV>> kv =
+          started.ok() ? OpenEtcdStore(so) : util::StatusOr<std::unique_ptr<KV>>(started);
+      if (kv.ok()) return kv;
+      const std::string failure =
+          kv.status().ToString() + "\n" + clusters_.back()->Describe() + earlier;
+      if (attempt == 1) return util::Status(kv.status().code(), failure);
+      std::cerr << "etcd did not answer; starting another (" << failure << ")\n";
+      earlier = "an earlier attempt: " + failure;
+      clusters_.pop_back();
+    }
   }
   bool CanReopen() const override { return true; }
   util::StatusOr<std::unique_ptr<KV>> Reopen(std::unique_ptr<KV> kv) override {
@@ -153,6 +168,26 @@ TEST_F(EtcdClusterTest, SkipsADeadEndpoint) {
   auto w = kv->Watch(WatchRequest{.key = "k", .start_revision = 1});
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(Flatten(ReadUntil(**w, 1)).size(), 1u);
+}
+
+// A member that died under the client: opening a store gives up within its dial timeout and
+// says why (the refused connections, not only the deadline that ended the retries), and the
+// cluster's description names the signal that ended the member and quotes its log.
+TEST_F(EtcdClusterTest, AMemberThatDiedIsReportedWithTheCauseAndItsLog) {
+  StartCluster(1);
+  ASSERT_EQ(::kill(cluster_->pid(0), SIGKILL), 0);
+  const auto began = std::chrono::steady_clock::now();
+  auto kv = OpenEtcdStore(EtcdStoreOptions{.endpoints = cluster_->endpoints(),
+                                           .request_timeout = std::chrono::seconds(20),
+                                           .dial_timeout = std::chrono::seconds(1)});
+  ASSERT_FALSE(kv.ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(15))
+      << "each probe is bounded by the dial timeout, not by the 20 s request timeout";
+  EXPECT_NE(kv.status().message().find("connecting to etcd"), std::string::npos);
+  EXPECT_NE(kv.status().message().find("onnect"), std::string::npos) << kv.status().ToString();
+  const std::string described = cluster_->Describe();
+  EXPECT_NE(described.find("killed by signal 9"), std::string::npos) << described;
+  EXPECT_NE(described.find("end of its log"), std::string::npos) << described;
 }
 
 // A 3-member cluster loses the member the client talks to (the leader, to make it hard) in the
