@@ -14,13 +14,11 @@ std::optional<ItemView> ViewOf(const OwnerGraph& graph, const std::string& uid) 
   v.observed = n->observed;
   v.being_deleted = n->being_deleted;
   v.deleting_dependents = n->deleting_dependents;
-  for (const std::string& dep_uid : n->dependents) {
-    const Node* dep = graph.Find(dep_uid);
-    if (dep == nullptr) continue;
+  for (const Node* dep : n->SortedDependents()) {
     DependentView d;
-    d.uid = dep_uid;
+    d.uid = dep->identity.uid;
     d.deleting_dependents = dep->deleting_dependents;
-    for (const OwnerReference& r : dep->owners) {
+    for (const OwnerReference& r : *dep->owners) {
       if (r.uid == uid && r.block_owner_deletion) d.blocks_owner = true;
     }
     v.dependents.push_back(std::move(d));

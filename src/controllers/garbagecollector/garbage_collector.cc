@@ -479,9 +479,7 @@ GarbageCollector::Outcome GarbageCollector::AttemptToOrphan(const std::string& u
     const Node* n = graph_.Find(uid);
     if (n == nullptr) return Outcome::kForget;
     owner = n->identity;
-    for (const std::string& d : n->dependents) {
-      if (const Node* dep = graph_.Find(d)) dependents.push_back(dep->identity);
-    }
+    for (const Node* dep : n->SortedDependents()) dependents.push_back(dep->identity);
   }
   bool failed = false;
   for (const ObjectIdentity& dep : dependents) {

@@ -50,28 +50,52 @@ ObjectIdentity GraphEvent::Identity() const {
   return id;
 }
 
+const OwnerList& Node::NoOwners() {
+  static const OwnerList none = std::make_shared<const std::vector<OwnerReference>>();
+  return none;
+}
+
+std::vector<const Node*> Node::SortedDependents() const {
+  std::vector<const Node*> out(dependents.begin(), dependents.end());
+  std::sort(out.begin(), out.end(),
+            [](const Node* a, const Node* b) { return a->identity.uid < b->identity.uid; });
+  return out;
+}
+
+std::vector<std::string> Node::DependentUids() const {
+  std::vector<std::string> out;
+  for (const Node* d : SortedDependents()) out.push_back(d->identity.uid);
+  return out;
+}
+
 const Node* OwnerGraph::Find(std::string_view uid) const {
-  auto it = nodes_.find(std::string(uid));
+  auto it = nodes_.find(uid);
   return it == nodes_.end() ? nullptr : &it->second;
 }
 
 Node* OwnerGraph::FindMutable(std::string_view uid) {
-  auto it = nodes_.find(std::string(uid));
+  auto it = nodes_.find(uid);
   return it == nodes_.end() ? nullptr : &it->second;
+}
+
+OwnerList OwnerGraph::ShareOwners(std::vector<OwnerReference> refs) {
+  if (refs.empty()) return Node::NoOwners();
+  if (const Node* first = Find(refs.front().uid);
+      first != nullptr && first->dependents_owners && *first->dependents_owners == refs) {
+    return first->dependents_owners;
+  }
+  return std::make_shared<const std::vector<OwnerReference>>(std::move(refs));
 }
 
 void OwnerGraph::InsertNode(Node node, GraphActions& out) {
   std::string uid = node.identity.uid;
-  // Copies: creating virtual owner nodes may rehash nodes_.
-  const Node copy_for_owners = node;
-  nodes_.insert_or_assign(uid, std::move(node));
-  AddDependentToOwners(copy_for_owners, copy_for_owners.owners, out);
+  const Node& n = nodes_.insert_or_assign(std::move(uid), std::move(node)).first->second;
+  AddDependentToOwners(n, *n.owners, out);
 }
 
 void OwnerGraph::AddDependentToOwners(const Node& n, const std::vector<OwnerReference>& owners,
                                       GraphActions& out) {
-  // Copy what we need of `n`: creating owner nodes may rehash nodes_ and move `n`.
-  const ObjectIdentity dep = n.identity;
+  const ObjectIdentity& dep = n.identity;
   bool potentially_invalid = false;
   for (const OwnerReference& owner : owners) {
     Node* owner_node = FindMutable(owner.uid);
@@ -81,12 +105,14 @@ void OwnerGraph::AddDependentToOwners(const Node& n, const std::vector<OwnerRefe
       Node v;
       v.identity = IdentityOfReference(owner, dep.ns);
       v.observed = false;
-      v.dependents.insert(dep.uid);
+      v.dependents.insert(&n);
+      v.dependents_owners = n.owners;
       nodes_.emplace(owner.uid, std::move(v));
       out.attempt_to_delete.push_back(owner.uid);
       continue;
     }
-    owner_node->dependents.insert(dep.uid);
+    owner_node->dependents.insert(&n);
+    owner_node->dependents_owners = n.owners;
     if (potentially_invalid) continue;
     const bool owner_namespaced = !owner_node->identity.ns.empty();
     if (owner_namespaced && owner_node->identity.ns != dep.ns) {
@@ -105,10 +131,10 @@ void OwnerGraph::AddDependentToOwners(const Node& n, const std::vector<OwnerRefe
   if (potentially_invalid) out.attempt_to_delete.push_back(dep.uid);
 }
 
-void OwnerGraph::RemoveDependentFromOwners(const std::string& uid,
+void OwnerGraph::RemoveDependentFromOwners(const Node& dependent,
                                            const std::vector<OwnerReference>& owners) {
   for (const OwnerReference& owner : owners) {
-    if (Node* o = FindMutable(owner.uid)) o->dependents.erase(uid);
+    if (Node* o = FindMutable(owner.uid)) o->dependents.erase(&dependent);
   }
 }
 
@@ -136,7 +162,7 @@ void OwnerGraph::ProcessTransitions(const api::Object* old_obj, const api::Objec
   }
   if (DeletionStartsWithFinalizer(old_obj, obj, kForegroundFinalizer)) {
     n.deleting_dependents = true;
-    for (const std::string& dep : n.dependents) out.attempt_to_delete.push_back(dep);
+    for (const Node* dep : n.SortedDependents()) out.attempt_to_delete.push_back(dep->identity.uid);
     out.attempt_to_delete.push_back(n.identity.uid);
   }
 }
@@ -159,11 +185,11 @@ GraphActions OwnerGraph::Process(const GraphEvent& event) {
       // Dependents that named this uid with other coordinates may be invalid: re-check them
       // (a no-op for dependents whose owners are solid).
       std::vector<std::string> matching, nonmatching;
-      PartitionDependents(existing->dependents, identity, &matching, &nonmatching);
+      PartitionDependents(*existing, identity, &matching, &nonmatching);
       for (const std::string& dep_uid : nonmatching) {
         const Node* dep = Find(dep_uid);
         if (dep != nullptr && !identity.ns.empty() && dep->identity.ns != identity.ns) {
-          for (const OwnerReference& r : dep->owners) {
+          for (const OwnerReference& r : *dep->owners) {
             if (r.uid == identity.uid) out.invalid_namespace.push_back({dep->identity, r});
           }
         }
@@ -178,7 +204,7 @@ GraphActions OwnerGraph::Process(const GraphEvent& event) {
     Node n;
     n.identity = identity;
     n.observed = true;
-    n.owners = OwnerReferencesOf(obj);
+    n.owners = ShareOwners(OwnerReferencesOf(obj));
     n.being_deleted = obj.being_deleted();
     n.deleting_dependents = obj.being_deleted() && obj.HasFinalizer(kForegroundFinalizer);
     InsertNode(std::move(n), out);
@@ -187,14 +213,13 @@ GraphActions OwnerGraph::Process(const GraphEvent& event) {
   }
 
   std::vector<OwnerReference> refs = OwnerReferencesOf(obj);
-  ReferenceDiff diff = DiffReferences(existing->owners, refs);
-  if (!diff.added.empty() || !diff.removed.empty() || !diff.changed.empty()) {
+  if (refs != *existing->owners) {
+    ReferenceDiff diff = DiffReferences(*existing->owners, refs);
     // Changed references may unblock owners waiting for their dependents.
     AddUnblockedOwners(diff.removed, diff.changed, out);
-    existing->owners = refs;
+    existing->owners = ShareOwners(std::move(refs));
     AddDependentToOwners(*existing, diff.added, out);
-    RemoveDependentFromOwners(identity.uid, diff.removed);
-    existing = FindMutable(identity.uid);  // AddDependentToOwners may have rehashed
+    RemoveDependentFromOwners(*existing, diff.removed);
   }
   if (obj.being_deleted()) existing->being_deleted = true;
   ProcessTransitions(event.old_object.get(), obj, *existing, out);
@@ -211,7 +236,7 @@ void OwnerGraph::ProcessDelete(const GraphEvent& event, GraphActions& out) {
       // Our node is virtual too: its coordinates are a guess. Dependents that name the uid
       // differently keep it alive under one of their identities.
       std::vector<std::string> matching, nonmatching;
-      PartitionDependents(existing->dependents, deleted, &matching, &nonmatching);
+      PartitionDependents(*existing, deleted, &matching, &nonmatching);
       if (!nonmatching.empty()) {
         remove = false;
         if (!matching.empty()) {
@@ -230,7 +255,7 @@ void OwnerGraph::ProcessDelete(const GraphEvent& event, GraphActions& out) {
       // that used those coordinates are affected.
       remove = false;
       std::vector<std::string> matching, nonmatching;
-      PartitionDependents(existing->dependents, deleted, &matching, &nonmatching);
+      PartitionDependents(*existing, deleted, &matching, &nonmatching);
       if (!matching.empty()) {
         out.absent.push_back(deleted);
         for (const std::string& d : matching) out.attempt_to_delete.push_back(d);
@@ -238,31 +263,31 @@ void OwnerGraph::ProcessDelete(const GraphEvent& event, GraphActions& out) {
     }
   }
   if (!remove) return;
-  Node gone = std::move(*existing);
-  nodes_.erase(deleted.uid);
-  RemoveDependentFromOwners(deleted.uid, gone.owners);
-  if (!gone.dependents.empty()) out.absent.push_back(deleted);
-  for (const std::string& d : gone.dependents) out.attempt_to_delete.push_back(d);
-  for (const OwnerReference& owner : gone.owners) {
+  // Its dependents before it leaves its owners' sets: a node that owns itself is one of them.
+  const std::vector<std::string> dependents = existing->DependentUids();
+  const OwnerList owners = existing->owners;
+  RemoveDependentFromOwners(*existing, *owners);
+  nodes_.erase(nodes_.find(deleted.uid));
+  if (!dependents.empty()) out.absent.push_back(deleted);
+  for (const std::string& d : dependents) out.attempt_to_delete.push_back(d);
+  for (const OwnerReference& owner : *owners) {
     const Node* o = Find(owner.uid);
     // The owner may have been waiting for this dependent to go.
     if (o != nullptr && o->deleting_dependents) out.attempt_to_delete.push_back(owner.uid);
   }
 }
 
-void OwnerGraph::PartitionDependents(const std::set<std::string>& dependents,
-                                     const ObjectIdentity& owner,
+void OwnerGraph::PartitionDependents(const Node& owner_node, const ObjectIdentity& owner,
                                      std::vector<std::string>* matching,
                                      std::vector<std::string>* nonmatching) const {
   const bool owner_namespaced = !owner.ns.empty();
-  for (const std::string& uid : dependents) {
-    const Node* dep = Find(uid);
-    if (dep == nullptr) continue;
+  for (const Node* dep : owner_node.SortedDependents()) {
+    const std::string& uid = dep->identity.uid;
     bool match = false, mismatch = false;
     if (owner_namespaced && owner.ns != dep->identity.ns) {
       mismatch = true;  // a namespaced owner cannot own across namespaces
     } else {
-      for (const OwnerReference& r : dep->owners) {
+      for (const OwnerReference& r : *dep->owners) {
         if (r.uid != owner.uid) continue;
         if (ReferenceMatchesCoordinates(r, owner)) {
           match = true;
@@ -286,7 +311,7 @@ std::optional<ObjectIdentity> OwnerGraph::AlternateOwnerIdentity(
   for (const std::string& uid : sorted) {
     const Node* dep = Find(uid);
     if (dep == nullptr) continue;
-    for (const OwnerReference& r : dep->owners) {
+    for (const OwnerReference& r : *dep->owners) {
       if (r.uid != absent.uid) continue;
       if (ReferenceMatchesCoordinates(r, absent) &&
           (absent_cluster_scoped || absent.ns == dep->identity.ns)) {

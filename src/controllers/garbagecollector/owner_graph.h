@@ -22,9 +22,11 @@
 // Thread-safety: not thread-safe; the garbage collector guards it with one mutex.
 #pragma once
 
+#include <boost/unordered/unordered_flat_set.hpp>
+
 #include <map>
+#include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -35,6 +37,10 @@
 
 namespace converge::controllers::garbagecollector {
 
+// A node's owner references. Nodes with equal references share one list: the pods of a
+// ReplicaSet all name it alike, so a graph of 100,000 pods holds a handful of lists.
+using OwnerList = std::shared_ptr<const std::vector<OwnerReference>>;
+
 struct Node {
   ObjectIdentity identity;
   // Seen through an informer. False for a virtual node (an owner only known from references).
@@ -44,8 +50,19 @@ struct Node {
   // Being deleted with the foregroundDeletion finalizer: waits for its blocking dependents.
   // One-way.
   bool deleting_dependents = false;
-  std::vector<OwnerReference> owners;
-  std::set<std::string> dependents;  // uids of nodes whose owners include this uid
+  // Never null (an empty list when the object has no owners).
+  OwnerList owners = NoOwners();
+  // The nodes whose owners include this uid. They stay valid: the graph's nodes never move, and
+  // a node leaves every owner's set before it leaves the graph.
+  boost::unordered_flat_set<const Node*> dependents;
+  // The list the last dependent added here had, offered to the next one with equal references.
+  OwnerList dependents_owners;
+
+  // `dependents` ordered by uid, for callers that act on them in a stable order.
+  std::vector<const Node*> SortedDependents() const;
+  std::vector<std::string> DependentUids() const;
+
+  static const OwnerList& NoOwners();
 };
 
 enum class GraphEventType { kAdd, kUpdate, kDelete };
@@ -98,7 +115,9 @@ class OwnerGraph {
   // Adds `n` to the dependents of each of `owners`, creating virtual owner nodes as needed.
   void AddDependentToOwners(const Node& n, const std::vector<OwnerReference>& owners,
                             GraphActions& out);
-  void RemoveDependentFromOwners(const std::string& uid, const std::vector<OwnerReference>& owners);
+  void RemoveDependentFromOwners(const Node& dependent, const std::vector<OwnerReference>& owners);
+  // `refs` as a list, shared with an earlier dependent of the same first owner when equal.
+  OwnerList ShareOwners(std::vector<OwnerReference> refs);
   // Owners that were waiting for `removed`/`changed` references to stop blocking them.
   void AddUnblockedOwners(const std::vector<OwnerReference>& removed,
                           const std::vector<std::pair<OwnerReference, OwnerReference>>& changed,
@@ -108,13 +127,18 @@ class OwnerGraph {
                           GraphActions& out);
   void ProcessDelete(const GraphEvent& event, GraphActions& out);
   // Splits `dependents` by whether their references to the owner match `owner` exactly.
-  void PartitionDependents(const std::set<std::string>& dependents, const ObjectIdentity& owner,
+  void PartitionDependents(const Node& owner_node, const ObjectIdentity& owner,
                            std::vector<std::string>* matching,
                            std::vector<std::string>* nonmatching) const;
   std::optional<ObjectIdentity> AlternateOwnerIdentity(const std::vector<std::string>& deps,
                                                        const ObjectIdentity& absent) const;
 
-  std::unordered_map<std::string, Node> nodes_;  // uid → node
+  struct UidHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view uid) const { return std::hash<std::string_view>()(uid); }
+  };
+  // uid → node. Node-based: a node's address is kept for its life (dependents point to it).
+  std::unordered_map<std::string, Node, UidHash, std::equal_to<>> nodes_;
 };
 
 }  // namespace converge::controllers::garbagecollector
