@@ -77,8 +77,11 @@ Connection::Connection(const EtcdStoreOptions& options) : options_(options) {
     // gRPC's default reconnect backoff grows to 2 minutes; a restarted member should be used
     // again within a second.
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+    // Despite its name, this is how long one connection attempt may take (TCP and HTTP/2
+    // handshakes; gRPC's default 20 s). At 100 ms a member that needed longer to answer a new
+    // connection (a loaded machine) was never connected to: every attempt was cut short.
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, kConnectTimeoutMs);
     e->channel = grpc::CreateCustomChannel(e->target, grpc::InsecureChannelCredentials(), args);
     e->kv = etcdserverpb::KV::NewStub(e->channel);
     e->watch = etcdserverpb::Watch::NewStub(e->channel);

@@ -38,6 +38,10 @@ bool IsRetriable(const grpc::Status& s, bool idempotent);
 // IsFutureRevision look for; transport failures are kUnavailable.
 util::Status FromGrpc(const grpc::Status& s);
 
+// How long one attempt to connect to an endpoint may take before gRPC gives it up (and fails
+// over, or tries again after its backoff).
+inline constexpr int kConnectTimeoutMs = 5000;
+
 class Connection {
  public:
   struct Endpoint {
