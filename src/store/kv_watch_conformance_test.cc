@@ -271,7 +271,11 @@ TEST_P(KvConformanceTest, SlowWatcherIsCanceledAndResumesWithoutGaps) {
   auto progress = NextOrTimeout(*w);
   ASSERT_TRUE(progress.ok() && progress->IsProgressNotify());
   Put("s/x", "first");
+  // etcd also notifies progress every 100 ms here (EtcdClusterOptions); skip those.
   auto first = NextOrTimeout(*w);
+  while (first.ok() && first->IsProgressNotify()) {
+    first = NextOrTimeout(*w);
+  }
   ASSERT_TRUE(first.ok());
   ASSERT_EQ(first->events.size(), 1u);
   constexpr int kWrites = 200;
