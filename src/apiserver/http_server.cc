@@ -144,10 +144,15 @@ int SelectAlpn(SSL*, const unsigned char** out, unsigned char* outlen, const uns
 // and the worker (or the pending response's continuation) are done with it; `result` and
 // `abandoned` are touched only on the connection's I/O thread.
 struct Call {
-  Call(asio::any_io_executor ex, Request r) : executor(ex), timer(ex), req(std::move(r)) {}
+  Call(asio::any_io_executor ex, Request r) : executor(ex), timer(ex), req(std::move(r)) {
+    req.cancelled = cancel.get_token();
+  }
   asio::any_io_executor executor;
   asio::steady_timer timer;
   Request req;
+  // Requested when the caller is answered 504: a handler that checks `req.cancelled` stops
+  // (upstream cancels the request's context at its timeout).
+  std::stop_source cancel;
   bool started = false;
   std::optional<Response> result;
   bool abandoned = false;  // the caller got 504 and went on
@@ -403,6 +408,7 @@ asio::awaitable<Response> HttpServer::Impl::Serve(Request req, bool* owed) {
     co_await call->timer.async_wait(asio::redirect_error(use_awaitable, ec));
     if (!ec && !call->result) {
       call->abandoned = true;
+      call->cancel.request_stop();
       co_return ErrorResponse(
           Timeout("request did not complete within requested timeout - context deadline exceeded"));
     }

@@ -63,7 +63,24 @@ class HeldHandler {
       cv_.notify_all();
       cv_.wait(lock, [this] { return released_; });
     }
+    if (req.path == "/until-cancelled") {
+      // Polls as a long handler (deletecollection) checks between its steps.
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!req.cancelled.stop_requested() && std::chrono::steady_clock::now() < give_up) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      std::lock_guard lock(mu_);
+      saw_cancel_ = req.cancelled.stop_requested();
+      finished_ = true;
+      cv_.notify_all();
+    }
     return Response{.status = 200, .body = "{}"};
+  }
+  // Whether the /until-cancelled handler ended because its request was cancelled.
+  bool WaitFinishedAndSawCancel() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return finished_; });
+    return saw_cancel_;
   }
   void WaitHeld(int n) {
     std::unique_lock lock(mu_);
@@ -80,6 +97,8 @@ class HeldHandler {
   std::condition_variable cv_;
   int held_ = 0;
   bool released_ = false;
+  bool finished_ = false;
+  bool saw_cancel_ = false;
 };
 
 HttpServerOptions Options(HeldHandler* h) {
@@ -107,6 +126,22 @@ TEST(HttpServerTest, SlowRequestGets504TimeoutAndTheServerGoesOn) {
   EXPECT_EQ(r.reason, "Timeout");
   handler.Release();
   EXPECT_EQ(HttpGet(server.port(), "/other").status, 200);
+  server.Stop();
+}
+
+// The caller answered 504 is gone: the handler is told (Request::cancelled), so a long one
+// (deletecollection) stops instead of working on for nobody.
+TEST(HttpServerTest, ATimedOutRequestCancelsItsHandler) {
+  HeldHandler handler;
+  HttpServerOptions o = Options(&handler);
+  o.request_timeout = std::chrono::milliseconds(200);
+  HttpServer server(o);
+  ASSERT_TRUE(server.Start().ok());
+  const auto began = std::chrono::steady_clock::now();
+  EXPECT_EQ(HttpGet(server.port(), "/until-cancelled").status, 504);
+  EXPECT_TRUE(handler.WaitFinishedAndSawCancel());
+  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(15))
+      << "the handler ended with the cancellation, not at its own 20 s limit";
   server.Stop();
 }
 
