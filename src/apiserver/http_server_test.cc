@@ -115,7 +115,9 @@ HttpServerOptions Options(HeldHandler* h) {
   return o;
 }
 
-TEST(HttpServerTest, SlowRequestGets504TimeoutAndTheServerGoesOn) {
+// A slow request gets 504 and its handler is told (Request::cancelled), so a long one
+// (deletecollection) stops instead of working on for nobody; the server goes on.
+TEST(HttpServerTest, SlowRequestGets504TimeoutItsHandlerIsCancelledAndTheServerGoesOn) {
   HeldHandler handler;
   HttpServerOptions o = Options(&handler);
   o.request_timeout = std::chrono::milliseconds(200);
@@ -126,22 +128,10 @@ TEST(HttpServerTest, SlowRequestGets504TimeoutAndTheServerGoesOn) {
   EXPECT_EQ(r.reason, "Timeout");
   handler.Release();
   EXPECT_EQ(HttpGet(server.port(), "/other").status, 200);
-  server.Stop();
-}
 
-// The caller answered 504 is gone: the handler is told (Request::cancelled), so a long one
-// (deletecollection) stops instead of working on for nobody.
-TEST(HttpServerTest, ATimedOutRequestCancelsItsHandler) {
-  HeldHandler handler;
-  HttpServerOptions o = Options(&handler);
-  o.request_timeout = std::chrono::milliseconds(200);
-  HttpServer server(o);
-  ASSERT_TRUE(server.Start().ok());
-  const auto began = std::chrono::steady_clock::now();
   EXPECT_EQ(HttpGet(server.port(), "/until-cancelled").status, 504);
-  EXPECT_TRUE(handler.WaitFinishedAndSawCancel());
-  EXPECT_LT(std::chrono::steady_clock::now() - began, std::chrono::seconds(15))
-      << "the handler ended with the cancellation, not at its own 20 s limit";
+  EXPECT_TRUE(handler.WaitFinishedAndSawCancel())
+      << "the handler ended at its own 20 s limit, never cancelled";
   server.Stop();
 }
 
