@@ -14,7 +14,9 @@ std::optional<ItemView> ViewOf(const OwnerGraph& graph, const std::string& uid) 
   v.observed = n->observed;
   v.being_deleted = n->being_deleted;
   v.deleting_dependents = n->deleting_dependents;
-  for (const Node* dep : n->SortedDependents()) {
+  // In the set's order, as upstream's map of dependents: attempts on an owner whose dependents
+  // go one by one (a foreground deletion of 100,000 pods) would otherwise sort them every time.
+  for (const Node* dep : n->dependents) {
     DependentView d;
     d.uid = dep->identity.uid;
     d.deleting_dependents = dep->deleting_dependents;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace converge::controllers::garbagecollector {
 namespace {
 
@@ -165,10 +167,10 @@ TEST(ViewOfTest, MarksBlockingDependents) {
   std::optional<ItemView> v = ViewOf(g, "owner");
   ASSERT_TRUE(v);
   ASSERT_EQ(v->dependents.size(), 2u);
-  EXPECT_EQ(v->dependents[0].uid, "a");
-  EXPECT_FALSE(v->dependents[0].blocks_owner);
-  EXPECT_EQ(v->dependents[1].uid, "b");
-  EXPECT_TRUE(v->dependents[1].blocks_owner);
+  // In no particular order (upstream's dependents are a map too).
+  std::map<std::string, bool> blocks;
+  for (const DependentView& d : v->dependents) blocks[d.uid] = d.blocks_owner;
+  EXPECT_EQ(blocks, (std::map<std::string, bool>{{"a", false}, {"b", true}}));
   EXPECT_FALSE(ViewOf(g, "missing"));
 }
 
