@@ -1,6 +1,7 @@
 #include "controllers/garbagecollector/owner_graph.h"
 
 #include <algorithm>
+#include <map>
 
 namespace converge::controllers::garbagecollector {
 

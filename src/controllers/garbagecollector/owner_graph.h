@@ -24,7 +24,6 @@
 
 #include <boost/unordered/unordered_flat_set.hpp>
 
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
