@@ -153,8 +153,8 @@ bool NeedsReconcile(const api::Object& old_obj, const api::Object& new_obj) {
       old_obj.deletion_timestamp() != new_obj.deletion_timestamp()) {
     return true;
   }
-  const boost::json::array* a = old_obj.finalizers();
-  const boost::json::array* b = new_obj.finalizers();
+  const boost::json::array* a = api::FindArray(old_obj.doc(), {"metadata", "finalizers"});
+  const boost::json::array* b = api::FindArray(new_obj.doc(), {"metadata", "finalizers"});
   if ((a == nullptr) != (b == nullptr)) return true;
   return a != nullptr && *a != *b;
 }

@@ -94,7 +94,7 @@ class FakeApi {
     } else {
       stored.mutable_doc()["spec"] = in->doc().at("spec");
       json::object& meta = stored.mutable_metadata();
-      if (const json::array* f = in->finalizers()) {
+      if (const json::array* f = api::FindArray(in->doc(), {"metadata", "finalizers"})) {
         meta["finalizers"] = *f;
       } else {
         meta.erase("finalizers");

@@ -269,21 +269,17 @@ std::vector<std::string> ValidateLabelValue(std::string_view value) {
   return errs;
 }
 
-bool LabelSelector::Requirement::Matches(const json::object* labels) const {
-  const json::value* v = nullptr;
-  if (labels) {
-    auto it = labels->find(key);
-    if (it != labels->end()) v = &it->value();
-  }
-  std::string_view have = v && v->is_string() ? std::string_view(v->get_string()) : "";
+bool LabelSelector::Requirement::Matches(ObjectView labels) const {
+  const View v = labels.if_contains(key);
+  const std::string_view have = v.as_string();
   auto in_values = [&] { return std::binary_search(values.begin(), values.end(), have); };
   switch (op) {
     case Op::kIn:
     case Op::kEquals: return v && in_values();
     case Op::kNotIn:
     case Op::kNotEquals: return !v || !in_values();
-    case Op::kExists: return v != nullptr;
-    case Op::kDoesNotExist: return v == nullptr;
+    case Op::kExists: return static_cast<bool>(v);
+    case Op::kDoesNotExist: return !v;
     case Op::kGreaterThan:
     case Op::kLessThan: {
       if (!v || values.empty()) return false;
@@ -307,11 +303,11 @@ util::StatusOr<LabelSelector> LabelSelector::Parse(std::string_view text) {
   return Parser(text).Parse();
 }
 
-util::StatusOr<LabelSelector> LabelSelector::FromLabelSelector(const json::value* selector) {
+util::StatusOr<LabelSelector> LabelSelector::FromLabelSelector(View selector) {
   if (!selector || selector->is_null()) return Nothing();
   if (!selector->is_object()) return util::InvalidArgument("selector must be an object");
   LabelSelector sel;
-  const json::object& o = selector->get_object();
+  const ObjectView o = selector.get_object();
   if (auto it = o.find("matchLabels"); it != o.end() && it->value().is_object()) {
     for (const auto& [k, v] : it->value().get_object()) {
       if (!v.is_string()) return util::InvalidArgument("matchLabels values must be strings");
@@ -319,9 +315,9 @@ util::StatusOr<LabelSelector> LabelSelector::FromLabelSelector(const json::value
     }
   }
   if (auto it = o.find("matchExpressions"); it != o.end() && it->value().is_array()) {
-    for (const json::value& e : it->value().get_array()) {
+    for (const View e : it->value().get_array()) {
       if (!e.is_object()) return util::InvalidArgument("matchExpressions items must be objects");
-      const json::object& eo = e.get_object();
+      const ObjectView eo = e.get_object();
       Requirement r;
       if (auto k = eo.find("key"); k != eo.end() && k->value().is_string()) {
         r.key = k->value().get_string();
@@ -331,7 +327,7 @@ util::StatusOr<LabelSelector> LabelSelector::FromLabelSelector(const json::value
         op = p->value().get_string();
       }
       if (auto vs = eo.find("values"); vs != eo.end() && vs->value().is_array()) {
-        for (const json::value& v : vs->value().get_array()) {
+        for (const View v : vs->value().get_array()) {
           if (v.is_string()) r.values.emplace_back(v.get_string());
         }
       }
@@ -375,7 +371,7 @@ void LabelSelector::Add(Requirement r) {
   requirements_.insert(pos, std::move(r));
 }
 
-bool LabelSelector::Matches(const json::object* labels) const {
+bool LabelSelector::Matches(ObjectView labels) const {
   if (nothing_) return false;
   for (const Requirement& r : requirements_) {
     if (!r.Matches(labels)) return false;

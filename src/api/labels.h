@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/json_view.h"
 #include "util/status.h"
 
 namespace converge::api {
@@ -36,7 +37,7 @@ class LabelSelector {
     std::string key;
     Op op = Op::kEquals;
     std::vector<std::string> values;  // sorted, unique
-    bool Matches(const boost::json::object* labels) const;
+    bool Matches(ObjectView labels) const;
   };
 
   LabelSelector() = default;  // matches everything
@@ -46,13 +47,13 @@ class LabelSelector {
   // wording ("unable to parse requirement: ...", "found '...', expected: ...").
   static util::StatusOr<LabelSelector> Parse(std::string_view text);
   // Converts a metav1.LabelSelector ({matchLabels, matchExpressions}); null → Nothing().
-  static util::StatusOr<LabelSelector> FromLabelSelector(const boost::json::value* selector);
+  static util::StatusOr<LabelSelector> FromLabelSelector(View selector);
   // A selector requiring exactly these key=value pairs.
   static LabelSelector FromMap(const std::map<std::string, std::string>& labels);
 
   bool Empty() const { return !nothing_ && requirements_.empty(); }
   bool MatchesNothing() const { return nothing_; }
-  bool Matches(const boost::json::object* labels) const;
+  bool Matches(ObjectView labels) const;
   const std::vector<Requirement>& requirements() const { return requirements_; }
   // Canonical string form, requirements sorted by key (`app=web,env in (a,b)`).
   std::string ToString() const;

@@ -2,8 +2,81 @@
 
 #include <algorithm>
 #include <charconv>
+#include <memory>
+
+#include "util/metrics.h"
 
 namespace converge::api {
+namespace {
+
+util::Counter& Materializations() {
+  static util::Counter& counter =
+      util::DefaultRegistry()
+          .AddCounter({"converge_compact_objects_materialized_total",
+                       "Times a compact object (a version in-process informers share) was asked "
+                       "for its Boost.JSON tree and built one; readers that use views build none.",
+                       {}})
+          .WithLabelValues({});
+  return counter;
+}
+
+}  // namespace
+
+uint64_t CompactMaterializations() {
+  return static_cast<uint64_t>(Materializations().Value());
+}
+
+Object::Object(const Object& other) : doc_(other.doc_), compact_(other.compact_) {}
+
+Object::Object(Object&& other) noexcept
+    : doc_(std::move(other.doc_)),
+      compact_(std::move(other.compact_)),
+      materialized_(other.materialized_.exchange(nullptr, std::memory_order_relaxed)) {}
+
+Object& Object::operator=(const Object& other) {
+  if (this != &other) *this = Object(other);
+  return *this;
+}
+
+Object& Object::operator=(Object&& other) noexcept {
+  if (this != &other) {
+    doc_ = std::move(other.doc_);
+    compact_ = std::move(other.compact_);
+    delete materialized_.exchange(other.materialized_.exchange(nullptr, std::memory_order_relaxed),
+                                  std::memory_order_relaxed);
+  }
+  return *this;
+}
+
+Object::~Object() {
+  delete materialized_.load(std::memory_order_relaxed);
+}
+
+Object Object::Compact(const json::object& doc) {
+  if (CompactTree tree = CompactTree::Build(doc)) return Object(std::move(tree));
+  return Object(doc);
+}
+
+const json::object& Object::Materialized() const {
+  if (json::object* built = materialized_.load(std::memory_order_acquire)) return *built;
+  auto fresh = std::make_unique<json::object>(ToJson(compact_.root()));
+  json::object* expected = nullptr;
+  if (materialized_.compare_exchange_strong(expected, fresh.get(), std::memory_order_acq_rel)) {
+    Materializations().Inc();
+    return *fresh.release();
+  }
+  return *expected;  // another reader built it first
+}
+
+json::object& Object::mutable_doc() {
+  if (compact_) {
+    json::object* built = materialized_.exchange(nullptr, std::memory_order_relaxed);
+    doc_ = built != nullptr ? std::move(*built) : ToJson(compact_.root());
+    delete built;
+    compact_ = CompactTree();
+  }
+  return doc_;
+}
 
 util::StatusOr<Object> Object::Parse(std::string_view text) {
   boost::system::error_code ec;
@@ -19,6 +92,7 @@ GroupVersionKind Object::Gvk() const {
 }
 
 void Object::SetGvk(const GroupVersionKind& gvk) {
+  mutable_doc();
   if (doc_.contains("apiVersion") && doc_.contains("kind")) {
     doc_["apiVersion"] = gvk.ApiVersion();
     doc_["kind"] = gvk.kind;
@@ -35,64 +109,30 @@ void Object::SetGvk(const GroupVersionKind& gvk) {
   doc_ = std::move(out);
 }
 
-const json::object* Object::metadata() const {
-  auto it = doc_.find("metadata");
-  if (it == doc_.end() || !it->value().is_object()) return nullptr;
-  return &it->value().get_object();
-}
-
 json::object& Object::mutable_metadata() {
-  return EnsureObject(doc_, "metadata");
+  return EnsureObject(mutable_doc(), "metadata");
 }
 
 int64_t Object::generation() const {
-  const json::object* m = metadata();
-  if (!m) return 0;
-  auto it = m->find("generation");
-  if (it == m->end()) return 0;
-  if (it->value().is_int64()) return it->value().get_int64();
-  if (it->value().is_uint64()) return static_cast<int64_t>(it->value().get_uint64());
+  const View g = metadata().if_contains("generation");
+  if (std::optional<int64_t> i = g.if_int64()) return *i;
+  if (std::optional<uint64_t> u = g.if_uint64()) return static_cast<int64_t>(*u);
   return 0;
 }
 
 std::optional<std::string_view> Object::label(std::string_view key) const {
-  const json::object* l = labels();
-  if (!l) return std::nullopt;
-  auto it = l->find(key);
-  if (it == l->end() || !it->value().is_string()) return std::nullopt;
-  return std::string_view(it->value().get_string());
+  return labels().if_contains(key).if_string();
 }
 
 std::optional<std::string_view> Object::annotation(std::string_view key) const {
-  const json::object* a = annotations();
-  if (!a) return std::nullopt;
-  auto it = a->find(key);
-  if (it == a->end() || !it->value().is_string()) return std::nullopt;
-  return std::string_view(it->value().get_string());
-}
-
-const json::array* Object::owner_references() const {
-  const json::object* m = metadata();
-  if (!m) return nullptr;
-  auto it = m->find("ownerReferences");
-  if (it == m->end() || !it->value().is_array()) return nullptr;
-  return &it->value().get_array();
-}
-
-const json::array* Object::finalizers() const {
-  const json::object* m = metadata();
-  if (!m) return nullptr;
-  auto it = m->find("finalizers");
-  if (it == m->end() || !it->value().is_array()) return nullptr;
-  return &it->value().get_array();
+  return annotations().if_contains(key).if_string();
 }
 
 bool Object::HasFinalizer(std::string_view finalizer) const {
-  const json::array* f = finalizers();
-  if (!f) return false;
-  return std::any_of(f->begin(), f->end(), [&](const json::value& v) {
-    return v.is_string() && v.get_string() == finalizer;
-  });
+  for (View v : finalizers()) {
+    if (v.if_string() == finalizer) return true;
+  }
+  return false;
 }
 
 // Setters copy their arguments first: callers may pass views into this very document (e.g.
@@ -135,16 +175,7 @@ std::string_view Object::GetString(const json::object& obj, std::string_view key
 }
 
 std::string_view Object::MetaString(std::string_view key) const {
-  const json::object* m = metadata();
-  return m ? GetString(*m, key) : std::string_view();
-}
-
-const json::object* Object::MetaObject(std::string_view key) const {
-  const json::object* m = metadata();
-  if (!m) return nullptr;
-  auto it = m->find(key);
-  if (it == m->end() || !it->value().is_object()) return nullptr;
-  return &it->value().get_object();
+  return api::GetString(metadata(), key);
 }
 
 void Object::SetMetaString(std::string_view key, std::string_view value) {
@@ -216,23 +247,22 @@ const json::array* FindArray(const json::object& o, std::initializer_list<std::s
   return &v->get_array();
 }
 
-std::string FieldValue(const json::object& o, std::string_view dotted_path) {
-  const json::object* cur = &o;
+std::string FieldValue(ObjectView o, std::string_view dotted_path) {
+  ObjectView cur = o;
   while (true) {
     auto dot = dotted_path.find('.');
     std::string_view part = dotted_path.substr(0, dot);
-    auto it = cur->find(part);
-    if (it == cur->end()) return "";
-    const json::value& v = it->value();
+    View v = cur.if_contains(part);
+    if (!v) return "";
     if (dot == std::string_view::npos) {
-      if (v.is_string()) return std::string(v.get_string());
-      if (v.is_bool()) return v.get_bool() ? "true" : "false";
-      if (v.is_int64()) return std::to_string(v.get_int64());
-      if (v.is_uint64()) return std::to_string(v.get_uint64());
+      if (std::optional<std::string_view> s = v.if_string()) return std::string(*s);
+      if (std::optional<bool> b = v.if_bool()) return *b ? "true" : "false";
+      if (std::optional<int64_t> i = v.if_int64()) return std::to_string(*i);
+      if (std::optional<uint64_t> u = v.if_uint64()) return std::to_string(*u);
       return "";
     }
-    if (!v.is_object()) return "";
-    cur = &v.get_object();
+    cur = v.if_object();
+    if (!cur) return "";
     dotted_path.remove_prefix(dot + 1);
   }
 }

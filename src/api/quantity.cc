@@ -141,11 +141,15 @@ std::optional<Quantity> Quantity::Parse(std::string_view text) {
 }
 
 std::optional<Quantity> Quantity::FromJson(const json::value& v) {
-  if (v.is_string()) return Parse(v.get_string());
-  if (v.is_int64()) return Parse(std::to_string(v.get_int64()));
-  if (v.is_uint64()) return Parse(std::to_string(v.get_uint64()));
+  return FromJson(View(v));
+}
+
+std::optional<Quantity> Quantity::FromJson(View v) {
+  if (std::optional<std::string_view> s = v.if_string()) return Parse(*s);
+  if (std::optional<int64_t> i = v.if_int64()) return Parse(std::to_string(*i));
+  if (std::optional<uint64_t> u = v.if_uint64()) return Parse(std::to_string(*u));
   if (v.is_double()) {
-    std::string s = json::serialize(v);
+    std::string s = json::serialize(json::value(*v.to_double()));
     return Parse(s);
   }
   return std::nullopt;

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "api/json_view.h"
+
 namespace converge::api {
 
 class Quantity {
@@ -20,6 +22,7 @@ class Quantity {
   static std::optional<Quantity> Parse(std::string_view text);
   // A JSON quantity: a string or a number.
   static std::optional<Quantity> FromJson(const boost::json::value& v);
+  static std::optional<Quantity> FromJson(View v);
 
   // Three-way comparison of the values.
   int Compare(const Quantity& o) const;

@@ -9,7 +9,6 @@
 #include <optional>
 #include <utility>
 
-#include "api/packed_object.h"
 #include "apiserver/stored_json.h"
 #include "store/record.h"
 #include "util/metrics.h"
@@ -193,9 +192,9 @@ util::StatusOr<api::ObjectPtr> SharedDecode(const CachedObject& cached, bool wit
   CONVERGE_ASSIGN_OR_RETURN(api::Object parsed, api::Object::Parse(*cached.json()));
   std::shared_ptr<const api::Object> fresh;
   if (without_managed_fields) {
-    // The version informers share, held for as long as it is current: packed.
+    // The version informers share, held for as long as it is current: compact.
     parsed.mutable_metadata().stable_erase("managedFields");
-    fresh = std::make_shared<const api::Object>(api::PackedCopy(parsed.doc()));
+    fresh = std::make_shared<const api::Object>(api::Object::Compact(parsed.doc()));
   } else {
     fresh = std::make_shared<const api::Object>(std::move(parsed));
   }
@@ -286,8 +285,8 @@ void CachedObject::SeedDecodedWithoutManagedFields(api::Object obj) const {
   // resourceVersion.
   obj.mutable_metadata().stable_erase("managedFields");
   obj.set_resource_version(std::to_string(revision));
-  // Packed (api/packed_object.h): informers hold it for as long as it is current.
-  auto seed = std::make_shared<const api::Object>(api::PackedCopy(obj.doc()));
+  // Compact (api/json_view.h): informers hold it for as long as it is current.
+  auto seed = std::make_shared<const api::Object>(api::Object::Compact(obj.doc()));
   std::lock_guard lock(DecodedMutex(this));
   if (decoded_without_managed_fields_.expired()) seed_ = std::move(seed);
 }

@@ -204,7 +204,7 @@ TEST(CachedObjectTest, PackedLabelsMatchLikeTheParsedObject) {
     doc["metadata"].as_object()["labels"] = json::parse(labels);
     api::Object pod(doc);
     auto c = CachedObject::FromObject(Pods(), "/registry/pods/d/p", pod, 1);
-    const json::object* parsed = pod.labels();
+    const json::object* parsed = api::FindObject(pod.doc(), {"metadata", "labels"});
     for (const std::string& text : selectors) {
       auto sel = api::LabelSelector::Parse(text);
       if (!sel.ok()) continue;  // not a selector this parser takes
@@ -438,8 +438,8 @@ TEST(PendingWriteTest, TheWritersObjectIsWhatReadersWouldHaveParsed) {
   auto again = entry->DecodedWithoutManagedFields();
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(lean->get(), again->get());
-  // Held for as long as it is current: packed (api/packed_object.h), not the writer's tree.
-  EXPECT_NE((*lean)->doc().storage(), json::storage_ptr());
+  // Held for as long as it is current: compact (api/json_view.h), not the writer's tree.
+  EXPECT_TRUE((*lean)->is_compact());
   auto full = entry->Decoded();
   ASSERT_TRUE(full.ok());
   EXPECT_NE(api::Find((*full)->doc(), {"metadata", "managedFields"}), nullptr);
@@ -486,8 +486,8 @@ TEST(CachedObjectTest, ASeedIsDroppedIfAReaderParsedFirstOrTheVersionIsSupersede
   auto parsed = d->DecodedWithoutManagedFields();  // nobody holds it: parsed from the bytes
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ((*parsed)->resource_version(), "6");
-  EXPECT_EQ(api::Find((*parsed)->doc(), {"metadata", "managedFields"}), nullptr);
-  EXPECT_NE((*parsed)->doc().storage(), json::storage_ptr()) << "parsed, then packed";
+  EXPECT_FALSE(api::Find((*parsed)->view(), {"metadata", "managedFields"}));
+  EXPECT_TRUE((*parsed)->is_compact()) << "parsed, then made compact";
   EXPECT_EQ(d->DecodedWithoutManagedFieldsIfAtHand(), *parsed);
 }
 

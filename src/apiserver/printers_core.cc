@@ -35,7 +35,7 @@ std::string NodeStatus(const api::Object& node) {
 
 std::string NodeRoles(const api::Object& node) {
   std::set<std::string> roles;
-  if (const json::object* labels = node.labels()) {
+  if (const json::object* labels = api::FindObject(node.doc(), {"metadata", "labels"})) {
     for (const auto& [key, value] : *labels) {
       std::string_view k = key;
       std::string_view v = value.is_string() ? std::string_view(value.get_string()) : "";

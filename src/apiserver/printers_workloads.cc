@@ -107,7 +107,7 @@ std::string ToLowerCopy(std::string s) {
 
 // "statefulset.apps/web" for the controlling owner, "<none>" without one.
 std::string ControllerName(const api::Object& obj) {
-  const json::array* refs = obj.owner_references();
+  const json::array* refs = api::FindArray(obj.doc(), {"metadata", "ownerReferences"});
   if (!refs) return "<none>";
   for (const json::value& v : *refs) {
     if (!v.is_object() || !Bool(v.get_object(), "controller")) continue;

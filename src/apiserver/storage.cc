@@ -41,7 +41,7 @@ void ResetServerMetadataForCreate(api::Object& obj) {
 
 void KeepServerMetadata(api::Object& obj, const api::Object& old) {
   json::object& m = obj.mutable_metadata();
-  const json::object* om = old.metadata();
+  const json::object* om = api::FindObject(old.doc(), {"metadata"});
   // Upstream's BeforeUpdate: the existing uid when none is given (a different one fails
   // ValidateObjectMetaUpdate); the server's timestamps, deletion state and generation always.
   const bool uid_given = !obj.uid().empty();

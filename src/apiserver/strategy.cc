@@ -113,7 +113,7 @@ std::vector<StatusCause> ValidateObjectMeta(const api::Object& obj, bool namespa
   } else if (!obj.namespace_().empty()) {
     causes.push_back(FieldForbidden("metadata.namespace", "not allowed on this type"));
   }
-  if (const json::object* labels = obj.labels()) {
+  if (const json::object* labels = api::FindObject(obj.doc(), {"metadata", "labels"})) {
     for (const auto& [k, v] : *labels) {
       for (auto& e : api::ValidateQualifiedName(k)) {
         causes.push_back(FieldInvalidString("metadata.labels", k, e));
@@ -127,7 +127,7 @@ std::vector<StatusCause> ValidateObjectMeta(const api::Object& obj, bool namespa
       }
     }
   }
-  if (const json::object* ann = obj.annotations()) {
+  if (const json::object* ann = api::FindObject(obj.doc(), {"metadata", "annotations"})) {
     size_t total = 0;
     for (const auto& [k, v] : *ann) {
       for (auto& e : api::ValidateQualifiedName(k)) {
@@ -139,7 +139,7 @@ std::vector<StatusCause> ValidateObjectMeta(const api::Object& obj, bool namespa
       causes.push_back(FieldTooLong("metadata.annotations", 256 * 1024));
     }
   }
-  if (const json::array* refs = obj.owner_references()) {
+  if (const json::array* refs = api::FindArray(obj.doc(), {"metadata", "ownerReferences"})) {
     int controllers = 0;
     for (size_t i = 0; i < refs->size(); ++i) {
       std::string path = "metadata.ownerReferences[" + std::to_string(i) + "]";
@@ -163,7 +163,7 @@ std::vector<StatusCause> ValidateObjectMeta(const api::Object& obj, bool namespa
                                     "Only one reference can have Controller set to true"));
     }
   }
-  if (const json::array* fin = obj.finalizers()) {
+  if (const json::array* fin = api::FindArray(obj.doc(), {"metadata", "finalizers"})) {
     for (size_t i = 0; i < fin->size(); ++i) {
       const json::value& f = (*fin)[i];
       std::string path = "metadata.finalizers[" + std::to_string(i) + "]";
@@ -192,7 +192,7 @@ std::vector<StatusCause> ValidateObjectMetaUpdate(const api::Object& obj, const 
   immutable("uid", obj.uid(), old.uid());
   // A new finalizer cannot be added once deletion started (it could block forever).
   if (old.being_deleted()) {
-    if (const json::array* fin = obj.finalizers()) {
+    if (const json::array* fin = api::FindArray(obj.doc(), {"metadata", "finalizers"})) {
       for (const json::value& f : *fin) {
         if (f.is_string() && !old.HasFinalizer(f.get_string())) {
           causes.push_back(FieldForbidden("metadata.finalizers",
@@ -259,9 +259,7 @@ void Strategy::PrepareForStatusUpdate(api::Object& obj, const api::Object& old) 
   if (const json::value* status = doc.if_contains("status"); status && status->is_null()) {
     doc.erase("status");
   }
-  static const json::object kEmpty;
-  CopyAllBut(obj.mutable_metadata(), old.metadata() ? *old.metadata() : kEmpty,
-             {"resourceVersion"});
+  CopyAllBut(obj.mutable_metadata(), sv::Metadata(old), {"resourceVersion"});
 }
 
 std::vector<StatusCause> Strategy::Validate(const api::Object&) const {
@@ -279,7 +277,7 @@ std::vector<StatusCause> Strategy::ValidateStatusUpdate(const api::Object&,
 }
 
 bool Strategy::ReadyToDelete(const api::Object& obj) const {
-  const json::array* f = obj.finalizers();
+  const json::array* f = api::FindArray(obj.doc(), {"metadata", "finalizers"});
   return f == nullptr || f->empty();
 }
 

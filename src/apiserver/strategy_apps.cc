@@ -254,8 +254,8 @@ class DeploymentStrategy : public Strategy {
   // The generation moves with the spec and with annotations (they are copied to ReplicaSets).
   void PrepareForUpdate(api::Object& obj, const api::Object& old) const override {
     Strategy::PrepareForUpdate(obj, old);
-    const json::object* a = obj.annotations();
-    const json::object* b = old.annotations();
+    const json::object* a = api::FindObject(obj.doc(), {"metadata", "annotations"});
+    const json::object* b = api::FindObject(old.doc(), {"metadata", "annotations"});
     bool annotations_changed = (a ? *a : json::object()) != (b ? *b : json::object());
     if (annotations_changed && obj.generation() == old.generation()) {
       obj.set_generation(old.generation() + 1);

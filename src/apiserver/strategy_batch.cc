@@ -212,7 +212,7 @@ class JobStrategy : public Strategy {
     json::object& spec = api::EnsureObject(obj.mutable_doc(), "spec");
     DefaultJobSpec(spec);
     const json::object* labels = AsObject(api::Find(spec, {"template", "metadata", "labels"}));
-    const json::object* own = obj.labels();
+    const json::object* own = api::FindObject(obj.doc(), {"metadata", "labels"});
     if (labels && (!own || own->empty())) obj.mutable_metadata()["labels"] = *labels;
   }
 

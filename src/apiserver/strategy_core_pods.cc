@@ -209,8 +209,7 @@ class PodStrategy : public Strategy {
     json::object& doc = obj.mutable_doc();
     CopyField(doc, old.doc(), "spec");
     json::object& meta = obj.mutable_metadata();
-    static const json::object kEmpty;
-    const json::object& old_meta = old.metadata() ? *old.metadata() : kEmpty;
+    const json::object& old_meta = sv::Metadata(old);
     CopyField(meta, old_meta, "ownerReferences");
     sv::KeepServerManagedMetadata(obj, old);
     if (json::value* st = doc.if_contains("status"); st && st->is_object()) {
@@ -354,7 +353,7 @@ std::optional<ApiError> BindPod(api::Object& pod, const api::Object& binding,
     return Conflict(gr, name, "pod " + name + " has non-empty .spec.schedulingGates");
   }
   api::EnsureObject(pod.mutable_doc(), "spec")["nodeName"] = node;
-  if (const json::object* ann = binding.annotations()) {
+  if (const json::object* ann = api::FindObject(binding.doc(), {"metadata", "annotations"})) {
     for (const auto& [k, v] : *ann) pod.SetAnnotation(k, AsString(&v));
   }
   // UpdatePodCondition: a new or changed PodScheduled condition moves lastTransitionTime.

@@ -13,8 +13,7 @@ api::Object ScaleOf(const api::Object& workload) {
   scale["kind"] = "Scale";
   scale["apiVersion"] = "autoscaling/v1";
   json::object meta;
-  static const json::object kEmpty;
-  const json::object& wm = workload.metadata() ? *workload.metadata() : kEmpty;
+  const json::object& wm = sv::Metadata(workload);
   for (std::string_view f : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
     sv::CopyField(meta, wm, f);
   }
@@ -63,8 +62,7 @@ const json::value* AtPath(const json::object& o, std::string_view path) {
 
 json::object ScaleMetadata(const api::Object& obj) {
   json::object meta;
-  static const json::object kEmpty;
-  const json::object& m = obj.metadata() ? *obj.metadata() : kEmpty;
+  const json::object& m = sv::Metadata(obj);
   for (std::string_view f : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
     sv::CopyField(meta, m, f);
   }

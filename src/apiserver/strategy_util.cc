@@ -181,6 +181,12 @@ const json::object& Status(const api::Object& o) {
   return s ? *s : kEmpty;
 }
 
+const json::object& Metadata(const api::Object& o) {
+  static const json::object kEmpty;
+  const json::object* m = AsObject(Get(o, "metadata"));
+  return m ? *m : kEmpty;
+}
+
 void CopyField(json::object& to, const json::object& from, std::string_view key) {
   if (const json::value* v = Get(from, key)) {
     // Usually equal already (the client's object was read from the stored one): comparing
@@ -198,8 +204,7 @@ bool Truthy(const json::value* v) {
 }
 
 void KeepServerManagedMetadata(api::Object& obj, const api::Object& old) {
-  static const json::object kEmpty;
-  const json::object& om = old.metadata() ? *old.metadata() : kEmpty;
+  const json::object& om = Metadata(old);
   json::object& m = obj.mutable_metadata();
   for (std::string_view f : {"uid", "creationTimestamp", "deletionTimestamp",
                              "deletionGracePeriodSeconds", "generation"}) {

@@ -53,6 +53,8 @@ const json::value* Get(const json::object& o, std::string_view key);
 const json::value* Get(const api::Object& o, std::string_view key);
 const json::object& Spec(const api::Object& o);
 const json::object& Status(const api::Object& o);
+// metadata, or an empty object.
+const json::object& Metadata(const api::Object& o);
 // Copies `key` of `from` into `to`, or erases it from `to` when `from` lacks it.
 void CopyField(json::object& to, const json::object& from, std::string_view key);
 bool Truthy(const json::value* v);  // a JSON true

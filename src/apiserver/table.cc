@@ -10,7 +10,7 @@ json::object PartialObjectMetadata(const api::Object& obj) {
   json::object o;
   o["kind"] = "PartialObjectMetadata";
   o["apiVersion"] = "meta.k8s.io/v1";
-  if (const json::object* m = obj.metadata()) {
+  if (const json::object* m = api::FindObject(obj.doc(), {"metadata"})) {
     json::object meta = *m;
     meta.erase("managedFields");
     o["metadata"] = std::move(meta);

@@ -53,7 +53,7 @@ bool ScopeMatches(std::string_view scope, const AdmissionAttributes& attrs) {
 }
 
 const json::object* LabelsOf(const api::Object* obj) {
-  return obj ? obj->labels() : nullptr;
+  return obj ? api::FindObject(obj->doc(), {"metadata", "labels"}) : nullptr;
 }
 
 }  // namespace

@@ -18,11 +18,9 @@ QueueOptions MakeQueueOptions(const ControllerOptions& o) {
 // The key of the controlling owner of `obj` when it has the given group and kind.
 std::optional<api::ObjectKey> ControllerOf(const api::Object& obj, std::string_view group,
                                            std::string_view kind) {
-  const json::array* refs = obj.owner_references();
-  if (refs == nullptr) return std::nullopt;
-  for (const json::value& v : *refs) {
+  for (api::View v : obj.owner_references()) {
     if (!v.is_object()) continue;
-    const json::object& ref = v.as_object();
+    const api::ObjectView ref = v.as_object();
     if (!api::FindBool(ref, {"controller"})) continue;
     if (api::Object::GetString(ref, "kind") != kind) continue;
     if (api::GroupVersion::Parse(api::Object::GetString(ref, "apiVersion")).group != group) {

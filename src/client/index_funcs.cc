@@ -11,11 +11,9 @@ namespace {
 
 std::vector<std::string> OwnerUids(const api::Object& obj, bool controller_only) {
   std::vector<std::string> out;
-  const json::array* refs = obj.owner_references();
-  if (refs == nullptr) return out;
-  for (const json::value& ref : *refs) {
-    if (!ref.is_object()) continue;
-    const json::object& r = ref.as_object();
+  for (api::View ref : obj.owner_references()) {
+    const api::ObjectView r = ref.if_object();
+    if (!r) continue;
     if (controller_only && !api::FindBool(r, {"controller"})) continue;
     std::string_view uid = api::Object::GetString(r, "uid");
     if (!uid.empty()) out.emplace_back(uid);
@@ -35,10 +33,10 @@ std::vector<std::string> ControllerUidIndexFunc(const api::Object& obj) {
 
 std::vector<std::string> LabelsIndexFunc(const api::Object& obj) {
   std::vector<std::string> out;
-  const json::object* labels = obj.labels();
-  if (labels == nullptr) return out;
-  for (const auto& [k, v] : *labels) {
-    if (v.is_string()) out.push_back(std::string(k) + "=" + std::string(v.get_string()));
+  for (api::Member m : obj.labels()) {
+    if (std::optional<std::string_view> v = m.value().if_string()) {
+      out.push_back(std::string(m.key()) + "=" + std::string(*v));
+    }
   }
   return out;
 }
@@ -53,7 +51,7 @@ IndexFunc LabelIndexFunc(std::string label_key) {
 
 IndexFunc FieldIndexFunc(std::string dotted_path) {
   return [path = std::move(dotted_path)](const api::Object& obj) -> std::vector<std::string> {
-    std::string v = api::FieldValue(obj.doc(), path);
+    std::string v = api::FieldValue(obj.view(), path);
     if (v.empty()) return {};
     return {std::move(v)};
   };

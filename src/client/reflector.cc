@@ -20,17 +20,6 @@ BackoffOptions WithClock(BackoffOptions b, util::Clock* clock) {
   return b;
 }
 
-// `obj` without metadata.managedFields: itself when it has none (the in-process watch hands
-// such objects over, shared), else a copy.
-api::ObjectPtr WithoutManagedFields(api::ObjectPtr obj) {
-  if (obj == nullptr || api::Find(obj->doc(), {"metadata", "managedFields"}) == nullptr) {
-    return obj;
-  }
-  api::Object copy = *obj;
-  copy.mutable_metadata().stable_erase("managedFields");
-  return std::make_shared<const api::Object>(std::move(copy));
-}
-
 }  // namespace
 
 Reflector::Reflector(ReflectorOptions options)
@@ -166,12 +155,25 @@ util::Status Reflector::List(std::stop_token stop) {
   std::vector<api::ObjectPtr> items;
   items.reserve(list->items.size());
   for (api::Object& item : list->items) {
-    if (options_.drop_managed_fields) item.mutable_metadata().stable_erase("managedFields");
-    items.push_back(std::make_shared<const api::Object>(std::move(item)));
+    items.push_back(ForStore(std::make_shared<const api::Object>(std::move(item))));
   }
   options_.store->Replace(std::move(items), list->resource_version);
   SetLastSync(list->resource_version);
   return util::Status();
+}
+
+api::ObjectPtr Reflector::ForStore(api::ObjectPtr obj) const {
+  if (obj == nullptr) return obj;
+  const bool strip =
+      options_.drop_managed_fields && api::Find(obj->view(), {"metadata", "managedFields"});
+  // Objects the in-process watch hands over have neither to do: they are shared as they are.
+  if (!strip && (!options_.compact_objects || obj->is_compact())) return obj;
+  api::Object copy = *obj;
+  if (strip) copy.mutable_metadata().stable_erase("managedFields");
+  if (options_.compact_objects && !copy.is_compact()) {
+    return std::make_shared<const api::Object>(api::Object::Compact(copy.doc()));
+  }
+  return std::make_shared<const api::Object>(std::move(copy));
 }
 
 util::Status Reflector::Watch(std::stop_token stop) {
@@ -228,9 +230,7 @@ util::Status Reflector::HandleWatch(util::Clock::TimePoint start, Watcher& w,
     WatchEvent& ev = **next;
     if (ev.type == EventType::kError) return ev.error;
     std::string rv(ev.object->resource_version());
-    if (options_.drop_managed_fields && ev.type != EventType::kBookmark) {
-      ev.object = WithoutManagedFields(std::move(ev.object));
-    }
+    if (ev.type != EventType::kBookmark) ev.object = ForStore(std::move(ev.object));
     switch (ev.type) {
       case EventType::kAdded: options_.store->Add(std::move(ev.object)); break;
       case EventType::kModified: options_.store->Update(std::move(ev.object)); break;

@@ -62,6 +62,9 @@ struct ReflectorOptions {
   // size, and nothing a controller reads. Writes of such objects keep the stored managedFields
   // (an update without managedFields keeps the live ones).
   bool drop_managed_fields = false;
+  // Objects enter the store compact (api/json_view.h: a third of a parsed tree), for stores whose
+  // readers use views (the server's components). Objects the in-process watch shares already are.
+  bool compact_objects = false;
   // Told about every error that ended a round (logging by default).
   std::function<void(const util::Status&)> on_error;
 };
@@ -85,6 +88,9 @@ class Reflector {
  private:
   util::Status List(std::stop_token stop);
   util::Status Watch(std::stop_token stop);
+  // `obj` as the store takes it (drop_managed_fields, compact_objects): itself when nothing is to
+  // change, else a copy.
+  api::ObjectPtr ForStore(api::ObjectPtr obj) const;
   // Applies one watch's events; OK when it closed cleanly.
   util::Status HandleWatch(util::Clock::TimePoint start, Watcher& w, std::stop_token stop);
   // client-go's relistResourceVersion.

@@ -326,12 +326,13 @@ api::ObjectPtr ObjWithManagedFields(const std::string& name, const std::string& 
 }
 
 bool HasManagedFields(const api::ObjectPtr& o) {
-  return api::Find(o->doc(), {"metadata", "managedFields"}) != nullptr;
+  return static_cast<bool>(api::Find(o->view(), {"metadata", "managedFields"}));
 }
 
 // Lists "a" (with managedFields), then watches "b" (with) and "c" (without) into a store.
 std::map<std::string, api::ObjectPtr> ListAndWatchThreeObjects(bool drop_managed_fields,
-                                                               const api::ObjectPtr& c) {
+                                                               const api::ObjectPtr& c,
+                                                               bool compact = false) {
   util::FakeClock clock;
   FakeListerWatcher lw;
   KeepingStore store;
@@ -341,6 +342,7 @@ std::map<std::string, api::ObjectPtr> ListAndWatchThreeObjects(bool drop_managed
   o.clock = &clock;
   o.on_error = [](const util::Status&) {};
   o.drop_managed_fields = drop_managed_fields;
+  o.compact_objects = compact;
   Reflector reflector(std::move(o));
   lw.PushList(MakeList("10", {ObjWithManagedFields("a", "5")}));
   std::shared_ptr<FakeWatcher> w = lw.PushWatch();
@@ -367,6 +369,25 @@ TEST(ReflectorTest, DropManagedFieldsStripsListedAndWatchedObjects) {
   kept = ListAndWatchThreeObjects(false, c);
   EXPECT_TRUE(HasManagedFields(kept["a"]));
   EXPECT_TRUE(HasManagedFields(kept["b"]));
+}
+
+TEST(ReflectorTest, CompactObjectsStoresListedAndWatchedObjectsCompact) {
+  api::ObjectPtr c = ListedObj("c", "12");
+  std::map<std::string, api::ObjectPtr> kept =
+      ListAndWatchThreeObjects(/*drop_managed_fields=*/true, c, /*compact=*/true);
+  ASSERT_EQ(kept.size(), 3u);
+  for (const char* name : {"a", "b", "c"}) {
+    EXPECT_TRUE(kept[name]->is_compact()) << name;
+    EXPECT_FALSE(HasManagedFields(kept[name])) << name;
+  }
+  EXPECT_TRUE(kept["a"]->view() == ListedObj("a", "5")->view());
+  EXPECT_TRUE(kept["b"]->view() == ListedObj("b", "11")->view());
+  EXPECT_TRUE(kept["c"]->view() == c->view());
+  // One the watch hands over compact already is stored as it is.
+  auto shared =
+      std::make_shared<const api::Object>(api::Object::Compact(ListedObj("d", "13")->doc()));
+  kept = ListAndWatchThreeObjects(true, shared, true);
+  EXPECT_EQ(kept["d"].get(), shared.get());
 }
 
 }  // namespace

@@ -87,9 +87,9 @@ namespace {
 
 std::vector<std::string> ContainerNames(const api::Object& pod, std::string_view list) {
   std::vector<std::string> out;
-  const boost::json::array* cs = api::FindArray(pod.doc(), {"spec", list});
+  api::ArrayView cs = api::FindArray(pod.view(), {"spec", list});
   if (!cs) return out;
-  for (const boost::json::value& c : *cs) {
+  for (const api::View c : *cs) {
     if (c.is_object()) out.emplace_back(api::Object::GetString(c.get_object(), "name"));
   }
   return out;
@@ -109,7 +109,7 @@ std::string JoinNames(const std::vector<std::string>& names) {
 util::StatusOr<LogRequest> ResolveLogRequest(const apiserver::Request& req, const api::Object& pod,
                                              WallTime now) {
   const std::string name(pod.name());
-  if (api::FindString(pod.doc(), {"spec", "nodeName"}).empty()) {
+  if (api::FindString(pod.view(), {"spec", "nodeName"}).empty()) {
     return util::InvalidArgument("pod " + name + " does not have a host assigned");
   }
   CONVERGE_ASSIGN_OR_RETURN(LogRequest r, ParseLogRequest(req, now));

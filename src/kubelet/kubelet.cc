@@ -54,8 +54,8 @@ class NodeWatchStore final : public client::ReflectorStore {
   void Observe(const api::Object& node) {
     if (!heartbeats_->Owns(node.name())) return;
     std::string_view ready;
-    if (const json::array* conds = api::FindArray(node.doc(), {"status", "conditions"})) {
-      for (const json::value& c : *conds) {
+    if (api::ArrayView conds = api::FindArray(node.view(), {"status", "conditions"})) {
+      for (const api::View c : *conds) {
         if (c.is_object() && api::Object::GetString(c.get_object(), "type") == "Ready") {
           ready = api::Object::GetString(c.get_object(), "status");
         }
@@ -443,7 +443,7 @@ void Kubelet::Publish(const api::ObjectKey& key, PodEntry& e, MachineOutput& out
 apiserver::Response Kubelet::ServeLogs(const apiserver::Request& req, const api::Object& pod) {
   auto request = ResolveLogRequest(req, pod, clock_->WallNow());
   if (!request.ok()) return BadLogRequest(request.status().message());
-  std::string_view node = api::FindString(pod.doc(), {"spec", "nodeName"});
+  std::string_view node = api::FindString(pod.view(), {"spec", "nodeName"});
   if (!Owns(node)) {
     return BadLogRequest("pod " + std::string(pod.name()) + " runs on node " + std::string(node) +
                          ", which this kubelet does not carry");

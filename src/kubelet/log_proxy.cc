@@ -86,7 +86,7 @@ class LogProxy {
   apiserver::Response Serve(const apiserver::Request& req, const api::Object& pod) {
     auto request = ResolveLogRequest(req, pod, util::RealClock().WallNow());
     if (!request.ok()) return Error(apiserver::BadRequest(request.status().message()));
-    std::string node_name(api::FindString(pod.doc(), {"spec", "nodeName"}));
+    std::string node_name(api::FindString(pod.view(), {"spec", "nodeName"}));
     apiserver::ResourceStorage* nodes = server_->Storage({"", "v1", "nodes"});
     if (!nodes) return Error(apiserver::InternalError("no node storage"));
     auto cached = nodes->Get("", node_name, "");
@@ -99,8 +99,8 @@ class LogProxy {
     std::string host;
     for (const char* type : {"InternalIP", "Hostname"}) {
       if (!host.empty()) break;
-      if (const json::array* addrs = api::FindArray(node->doc(), {"status", "addresses"})) {
-        for (const json::value& a : *addrs) {
+      if (api::ArrayView addrs = api::FindArray(node->view(), {"status", "addresses"})) {
+        for (const api::View a : *addrs) {
           if (a.is_object() && api::Object::GetString(a.get_object(), "type") == type) {
             host = std::string(api::Object::GetString(a.get_object(), "address"));
             break;
@@ -109,7 +109,7 @@ class LogProxy {
       }
     }
     int64_t port =
-        api::FindInt(node->doc(), {"status", "daemonEndpoints", "kubeletEndpoint", "Port"});
+        api::FindInt(node->view(), {"status", "daemonEndpoints", "kubeletEndpoint", "Port"});
     if (host.empty() || port <= 0) {
       return Error(apiserver::BadRequest("node " + node_name + " has no kubelet endpoint"));
     }
@@ -200,7 +200,7 @@ apiserver::APIServer::LogProvider LocalOrProxyLogProvider(Kubelet* local,
   return [local, proxy](const apiserver::Request& req, const apiserver::CachedObject& cached) {
     auto pod = cached.Parse();
     if (!pod.ok()) return Error(apiserver::InternalError(pod.status().message()));
-    if (local->OwnsNode(api::FindString(pod->doc(), {"spec", "nodeName"}))) {
+    if (local->OwnsNode(api::FindString(pod->view(), {"spec", "nodeName"}))) {
       return local->ServeLogs(req, *pod);
     }
     return proxy->Serve(req, *pod);

@@ -32,7 +32,7 @@ void SetWaiting(ContainerRun& c, std::string reason, std::string message = {}) {
   c.waiting_message = std::move(message);
 }
 
-std::optional<WallTime> Rfc3339(const json::object& o, std::string_view key) {
+std::optional<WallTime> Rfc3339(api::ObjectView o, std::string_view key) {
   return util::ParseRfc3339(api::Object::GetString(o, key));
 }
 
@@ -734,18 +734,18 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
     }
   }
   auto adopt_list = [&](std::vector<ContainerRun>& runs, std::string_view key) {
-    const json::array* statuses = api::FindArray(status, {key});
+    api::ArrayView statuses = api::FindArray(status, {key});
     if (!statuses) return;
     for (ContainerRun& c : runs) {
-      for (const json::value& v : *statuses) {
+      for (const api::View v : *statuses) {
         if (!v.is_object()) continue;
-        const json::object& s = v.get_object();
+        const api::ObjectView s = v.get_object();
         if (api::Object::GetString(s, "name") != c.spec.name) continue;
         c.restart_count = static_cast<int>(api::FindInt(s, {"restartCount"}));
         c.instance = c.restart_count;
         c.image_id = std::string(api::Object::GetString(s, "imageID"));
         c.image_ref = std::string(api::Object::GetString(s, "image"));
-        if (const json::object* last = api::FindObject(s, {"lastState", "terminated"})) {
+        if (api::ObjectView last = api::FindObject(s, {"lastState", "terminated"})) {
           TerminatedState lt;
           lt.exit_code = static_cast<int>(api::FindInt(*last, {"exitCode"}));
           lt.reason = std::string(api::Object::GetString(*last, "reason"));
@@ -754,7 +754,7 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
           lt.container_id = std::string(api::Object::GetString(*last, "containerID"));
           c.last_terminated = lt;
         }
-        if (const json::object* running = api::FindObject(s, {"state", "running"})) {
+        if (api::ObjectView running = api::FindObject(s, {"state", "running"})) {
           c.instance = c.restart_count + 1;
           c.stage = ContainerStage::kRunning;
           c.container_id = std::string(api::Object::GetString(s, "containerID"));
@@ -777,7 +777,7 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
             r.log_interval = c.spec.behavior.log_interval;
             out->logs.push_back(std::move(r));
           }
-        } else if (const json::object* term = api::FindObject(s, {"state", "terminated"})) {
+        } else if (api::ObjectView term = api::FindObject(s, {"state", "terminated"})) {
           TerminatedState ts;
           ts.exit_code = static_cast<int>(api::FindInt(*term, {"exitCode"}));
           ts.reason = std::string(api::Object::GetString(*term, "reason"));
@@ -828,10 +828,10 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
     }
   }
   // Conditions keep the transition times the status recorded.
-  if (const json::array* conds = api::FindArray(status, {"conditions"})) {
-    for (const json::value& v : *conds) {
+  if (api::ArrayView conds = api::FindArray(status, {"conditions"})) {
+    for (const api::View v : *conds) {
       if (!v.is_object()) continue;
-      const json::object& c = v.get_object();
+      const api::ObjectView c = v.get_object();
       std::string_view type = api::Object::GetString(c, "type");
       ConditionState* target = type == "PodReadyToStartContainers" ? &cond_ready_to_start_
                                : type == "Initialized"             ? &cond_initialized_

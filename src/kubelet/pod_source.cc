@@ -8,20 +8,18 @@ PodSource::PodSource(std::function<bool(std::string_view)> owns, PodSink* sink)
     : owns_(std::move(owns)), sink_(sink) {}
 
 void PodSource::Upsert(const api::Object& obj) {
-  std::string_view node = api::FindString(obj.doc(), {"spec", "nodeName"});
+  std::string_view node = api::FindString(obj.view(), {"spec", "nodeName"});
   if (node.empty() || !owns_(node)) return;
   PodSnapshot snap;
   snap.spec = MakePodSpecView(obj);
-  static const boost::json::object kEmpty;
-  const boost::json::object* status = api::FindObject(obj.doc(), {"status"});
-  if (!status) status = &kEmpty;
-  snap.status_fingerprint = StatusFingerprint(*status);
-  snap.pod_scheduled_time = PodScheduledTime(*status);
+  const api::ObjectView status = api::FindObject(obj.view(), {"status"});
+  snap.status_fingerprint = StatusFingerprint(status);
+  snap.pod_scheduled_time = PodScheduledTime(status);
   auto it = known_.find(snap.spec.key);
   if (it == known_.end() || it->second != snap.spec.uid) {
     if (it != known_.end()) sink_->PodDeleted(it->first, it->second);
     known_[snap.spec.key] = snap.spec.uid;
-    snap.initial_status = std::make_shared<const boost::json::object>(*status);
+    snap.initial_status = std::make_shared<const boost::json::object>(api::ToJson(status));
   }
   sink_->PodChanged(std::move(snap));
 }

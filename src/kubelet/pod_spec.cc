@@ -29,26 +29,19 @@ std::optional<Duration> ParseSeconds(std::string_view s) {
 // The annotation for `field` of `container`: the container-specific key wins.
 std::optional<std::string_view> Annotation(const api::Object& pod, std::string_view container,
                                            std::string_view field) {
-  const json::object* ann = pod.annotations();
+  api::ObjectView ann = pod.annotations();
   if (!ann) return std::nullopt;
   std::string specific =
       std::string(container) + "." + std::string(kAnnotationDomain) + "/" + std::string(field);
-  if (const json::value* v = ann->if_contains(specific); v && v->is_string()) {
-    return std::string_view(v->get_string());
-  }
+  if (std::optional<std::string_view> v = ann.if_contains(specific).if_string()) return v;
   std::string general = std::string(kAnnotationDomain) + "/" + std::string(field);
-  if (const json::value* v = ann->if_contains(general); v && v->is_string()) {
-    return std::string_view(v->get_string());
-  }
-  return std::nullopt;
+  return ann.if_contains(general).if_string();
 }
 
 bool OwnedByJob(const api::Object& pod) {
-  const json::array* refs = pod.owner_references();
-  if (!refs) return false;
-  for (const json::value& r : *refs) {
-    if (!r.is_object()) continue;
-    const json::object& o = r.get_object();
+  for (api::View r : pod.owner_references()) {
+    api::ObjectView o = r.if_object();
+    if (!o) continue;
     std::string_view api_version = api::Object::GetString(o, "apiVersion");
     if (api::Object::GetString(o, "kind") == "Job" && api_version.starts_with("batch/")) {
       return true;
@@ -57,7 +50,7 @@ bool OwnedByJob(const api::Object& pod) {
   return false;
 }
 
-ContainerBehavior BehaviorFor(const api::Object& pod, const json::object& c, bool init,
+ContainerBehavior BehaviorFor(const api::Object& pod, api::ObjectView c, bool init,
                               bool job_owned) {
   std::string_view name = api::Object::GetString(c, "name");
   ContainerBehavior b;
@@ -88,9 +81,9 @@ ContainerBehavior BehaviorFor(const api::Object& pod, const json::object& c, boo
   }
   if (auto v = Annotation(pod, name, "readiness-delay-seconds")) {
     if (auto d = ParseSeconds(*v)) b.readiness_delay = *d;
-  } else if (const json::object* probe = api::FindObject(c, {"readinessProbe"})) {
-    b.readiness_delay = std::chrono::seconds(
-        std::max<int64_t>(0, api::FindInt(*probe, {"initialDelaySeconds"}, 0)));
+  } else if (api::ObjectView probe = api::FindObject(c, {"readinessProbe"})) {
+    b.readiness_delay =
+        std::chrono::seconds(std::max<int64_t>(0, api::FindInt(probe, {"initialDelaySeconds"}, 0)));
   }
   if (auto v = Annotation(pod, name, "ignore-sigterm")) b.ignore_sigterm = *v == "true";
   if (auto v = Annotation(pod, name, "shutdown-seconds")) {
@@ -125,16 +118,16 @@ struct Requests {
   int64_t memory_milli = 0;
 };
 
-Requests ContainerRequests(const json::object& c) {
+Requests ContainerRequests(api::ObjectView c) {
   Requests r;
-  const json::object* req = api::FindObject(c, {"resources", "requests"});
+  api::ObjectView req = api::FindObject(c, {"resources", "requests"});
   if (!req) req = api::FindObject(c, {"resources", "limits"});  // limits default requests
   if (!req) return r;
-  if (const json::value* v = req->if_contains("cpu"); v && v->is_string()) {
-    r.cpu_milli = ParseQuantityMilli(v->get_string()).value_or(0);
+  if (std::optional<std::string_view> v = req.if_contains("cpu").if_string()) {
+    r.cpu_milli = ParseQuantityMilli(*v).value_or(0);
   }
-  if (const json::value* v = req->if_contains("memory"); v && v->is_string()) {
-    r.memory_milli = ParseQuantityMilli(v->get_string()).value_or(0);
+  if (std::optional<std::string_view> v = req.if_contains("memory").if_string()) {
+    r.memory_milli = ParseQuantityMilli(*v).value_or(0);
   }
   return r;
 }
@@ -158,30 +151,26 @@ PodSpecView MakePodSpecView(const api::Object& pod) {
   PodSpecView v;
   v.key = pod.key();
   v.uid = std::string(pod.uid());
-  const json::object empty;
-  const json::object* spec = api::FindObject(pod.doc(), {"spec"});
-  if (!spec) spec = &empty;
-  v.node_name = std::string(api::Object::GetString(*spec, "nodeName"));
-  std::string_view restart = api::Object::GetString(*spec, "restartPolicy");
+  const api::ObjectView spec = api::FindObject(pod.view(), {"spec"});
+  v.node_name = std::string(api::Object::GetString(spec, "nodeName"));
+  std::string_view restart = api::Object::GetString(spec, "restartPolicy");
   v.restart_policy = restart == "Never"       ? RestartPolicy::kNever
                      : restart == "OnFailure" ? RestartPolicy::kOnFailure
                                               : RestartPolicy::kAlways;
-  v.host_network = api::FindBool(*spec, {"hostNetwork"});
-  v.termination_grace_seconds = api::FindInt(*spec, {"terminationGracePeriodSeconds"}, 30);
+  v.host_network = api::FindBool(spec, {"hostNetwork"});
+  v.termination_grace_seconds = api::FindInt(spec, {"terminationGracePeriodSeconds"}, 30);
   if (auto ts = util::ParseRfc3339(pod.deletion_timestamp())) v.deletion_timestamp = *ts;
-  if (const json::value* g = api::Find(pod.doc(), {"metadata", "deletionGracePeriodSeconds"});
-      g && g->is_int64()) {
-    v.deletion_grace_seconds = g->get_int64();
+  if (std::optional<int64_t> g =
+          api::Find(pod.view(), {"metadata", "deletionGracePeriodSeconds"}).if_int64()) {
+    v.deletion_grace_seconds = *g;
   }
   const bool job_owned = OwnedByJob(pod);
   Requests app;
   Requests init_max;
   for (bool init : {true, false}) {
-    const json::array* list = api::FindArray(*spec, {init ? "initContainers" : "containers"});
-    if (!list) continue;
-    for (const json::value& cv : *list) {
-      if (!cv.is_object()) continue;
-      const json::object& c = cv.get_object();
+    for (api::View cv : api::FindArray(spec, {init ? "initContainers" : "containers"})) {
+      const api::ObjectView c = cv.if_object();
+      if (!c) continue;
       ContainerSpecView cs;
       cs.name = std::string(api::Object::GetString(c, "name"));
       cs.image = std::string(api::Object::GetString(c, "image"));

@@ -87,17 +87,23 @@ json::array IpList(const std::string& ip) {
   return a;
 }
 
-bool IsEmpty(const json::value& v) {
-  return v.is_null() || (v.is_string() && v.get_string().empty()) ||
-         (v.is_object() && v.get_object().empty()) || (v.is_array() && v.get_array().empty());
+bool IsEmpty(api::View v) {
+  switch (v.kind()) {
+    case json::kind::null: return true;
+    case json::kind::string: return v.as_string().empty();
+    case json::kind::object: return v.as_object().empty();
+    case json::kind::array: return v.as_array().empty();
+    default: return false;
+  }
 }
 
 // Whether `v` is empty once its empty members are dropped ({"a": {"b": ""}} is).
-bool IsDeepEmpty(const json::value& v) {
+bool IsDeepEmpty(api::View v) {
   if (IsEmpty(v)) return true;
-  if (!v.is_object()) return false;
-  for (const auto& [k, val] : v.get_object()) {
-    if (!IsDeepEmpty(val)) return false;
+  api::ObjectView o = v.if_object();
+  if (!o) return false;
+  for (api::Member m : o) {
+    if (!IsDeepEmpty(m.value())) return false;
   }
   return true;
 }
@@ -110,52 +116,52 @@ class CanonicalHasher {
  public:
   uint64_t hash() const { return h_; }
 
-  void Value(const json::value& v) {
+  void Value(api::View v) {
     switch (v.kind()) {
-      case json::kind::object: Object(v.get_object(), {}); break;
+      case json::kind::object: Object(v.as_object(), {}); break;
       case json::kind::array:
         Mix('[');
-        for (const json::value& e : v.get_array()) Value(e);
+        for (api::View e : v.as_array()) Value(e);
         Mix(']');
         break;
-      case json::kind::string: String('s', v.get_string()); break;
+      case json::kind::string: String('s', v.as_string()); break;
       case json::kind::int64:
         Mix('n');
-        Mix(static_cast<uint64_t>(v.get_int64()));
+        Mix(static_cast<uint64_t>(v.as_int64()));
         break;
-      case json::kind::uint64:
+      case json::kind::uint64: {
         // An unsigned value an int64 can hold is written the same way: they hash alike.
-        Mix(v.get_uint64() <= static_cast<uint64_t>(INT64_MAX) ? 'n' : 'u');
-        Mix(v.get_uint64());
+        const uint64_t u = *v.if_uint64();
+        Mix(u <= static_cast<uint64_t>(INT64_MAX) ? 'n' : 'u');
+        Mix(u);
         break;
+      }
       case json::kind::double_: {
         uint64_t bits;
-        const double d = v.get_double();
+        const double d = *v.to_double();
         std::memcpy(&bits, &d, sizeof bits);
         Mix('d');
         Mix(bits);
         break;
       }
-      case json::kind::bool_: Mix(v.get_bool() ? 't' : 'f'); break;
+      case json::kind::bool_: Mix(v.as_bool() ? 't' : 'f'); break;
       case json::kind::null: Mix('z'); break;
     }
   }
 
   // `o` with its members sorted by key, deep-empty members and the member `skip` (unless "") left
   // out.
-  void Object(const json::object& o, std::string_view skip) {
-    boost::container::small_vector<const json::key_value_pair*, 16> members;
-    for (const json::key_value_pair& kv : o) {
-      if ((skip.empty() || kv.key() != skip) && !IsDeepEmpty(kv.value())) members.push_back(&kv);
+  void Object(api::ObjectView o, std::string_view skip) {
+    boost::container::small_vector<api::Member, 16> members;
+    for (api::Member m : o) {
+      if ((skip.empty() || m.key() != skip) && !IsDeepEmpty(m.value())) members.push_back(m);
     }
     std::sort(members.begin(), members.end(),
-              [](const json::key_value_pair* a, const json::key_value_pair* b) {
-                return a->key() < b->key();
-              });
+              [](const api::Member& a, const api::Member& b) { return a.key() < b.key(); });
     Mix('{');
-    for (const json::key_value_pair* kv : members) {
-      String('k', kv->key());
-      Value(kv->value());
+    for (const api::Member& m : members) {
+      String('k', m.key());
+      Value(m.value());
     }
     Mix('}');
   }
@@ -176,7 +182,7 @@ class CanonicalHasher {
 
 uint64_t CanonicalHash(const json::value& v) {
   CanonicalHasher h;
-  h.Value(v);
+  h.Value(api::View(v));
   return h.hash();
 }
 
@@ -254,7 +260,7 @@ std::string BuildStatusPatch(std::string_view uid, const json::object& status) {
   return json::serialize(patch);
 }
 
-uint64_t StatusFingerprint(const json::object& status) {
+uint64_t StatusFingerprint(api::ObjectView status) {
   // The canonical form of the status reduced to these members (sorted: the hasher's order) and
   // the kubelet's conditions sorted by type, each without lastProbeTime.
   static constexpr std::string_view kMembers[] = {"conditions",
@@ -272,40 +278,36 @@ uint64_t StatusFingerprint(const json::object& status) {
   h.Mix('{');
   for (std::string_view key : kMembers) {
     if (key == "conditions") {
-      const json::value* conds = status.if_contains(key);
-      if (!conds || !conds->is_array()) continue;
-      boost::container::small_vector<const json::object*, 8> owned;
-      for (const json::value& c : conds->get_array()) {
-        if (c.is_object() &&
-            KubeletConditionTypes().count(api::Object::GetString(c.get_object(), "type"))) {
-          owned.push_back(&c.get_object());
+      boost::container::small_vector<api::ObjectView, 8> owned;
+      for (api::View c : status.if_contains(key).if_array()) {
+        api::ObjectView cond = c.if_object();
+        if (cond && KubeletConditionTypes().count(api::GetString(cond, "type"))) {
+          owned.push_back(cond);
         }
       }
       if (owned.empty()) continue;
-      std::sort(owned.begin(), owned.end(), [](const json::object* a, const json::object* b) {
-        return api::Object::GetString(*a, "type") < api::Object::GetString(*b, "type");
+      std::sort(owned.begin(), owned.end(), [](api::ObjectView a, api::ObjectView b) {
+        return api::GetString(a, "type") < api::GetString(b, "type");
       });
       h.String('k', key);
       h.Mix('[');
-      for (const json::object* c : owned) h.Object(*c, "lastProbeTime");
+      for (api::ObjectView c : owned) h.Object(c, "lastProbeTime");
       h.Mix(']');
       continue;
     }
-    const json::value* v = status.if_contains(key);
-    if (!v || IsDeepEmpty(*v)) continue;
+    api::View v = status.if_contains(key);
+    if (!v || IsDeepEmpty(v)) continue;
     h.String('k', key);
-    h.Value(*v);
+    h.Value(v);
   }
   h.Mix('}');
   return h.hash();
 }
 
-std::string PodScheduledTime(const json::object& status) {
-  const json::array* conds = api::FindArray(status, {"conditions"});
-  if (!conds) return "";
-  for (const json::value& c : *conds) {
-    if (c.is_object() && api::Object::GetString(c.get_object(), "type") == "PodScheduled") {
-      return std::string(api::Object::GetString(c.get_object(), "lastTransitionTime"));
+std::string PodScheduledTime(api::ObjectView status) {
+  for (api::View c : api::FindArray(status, {"conditions"})) {
+    if (api::GetString(c.if_object(), "type") == "PodScheduled") {
+      return std::string(api::GetString(c.if_object(), "lastTransitionTime"));
     }
   }
   return "";

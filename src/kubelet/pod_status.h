@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/json_view.h"
 #include "kubelet/pod_machine.h"
 
 namespace converge::kubelet {
@@ -35,10 +36,10 @@ std::string BuildStatusPatch(std::string_view uid, const boost::json::object& st
 // A fingerprint of the kubelet-owned parts of a status: equal fingerprints mean writing one over
 // the other changes nothing a reader could see. Key order, empty strings/objects, lastProbeTime
 // and conditions of types the kubelet does not own are ignored; conditions compare by type.
-uint64_t StatusFingerprint(const boost::json::object& status);
+uint64_t StatusFingerprint(api::ObjectView status);
 
 // The lastTransitionTime of the PodScheduled condition in `status`, or "".
-std::string PodScheduledTime(const boost::json::object& status);
+std::string PodScheduledTime(api::ObjectView status);
 
 // A 64-bit hash of `v`'s canonical form: objects' members in key order, members that are "", {},
 // [] or null (or objects of only such members) dropped, arrays in order, an integer the same

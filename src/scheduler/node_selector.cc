@@ -24,15 +24,15 @@ std::optional<int64_t> ParseInt64(std::string_view s) {
   return v;
 }
 
-std::optional<NodeSelectorRequirement> ParseRequirement(const json::value& v, bool field) {
-  if (!v.is_object()) return std::nullopt;
-  const json::object& o = v.get_object();
+std::optional<NodeSelectorRequirement> ParseRequirement(api::View v, bool field) {
+  api::ObjectView o = v.if_object();
+  if (!o) return std::nullopt;
   NodeSelectorRequirement r;
   r.key = std::string(api::FindString(o, {"key"}));
   std::string_view op = api::FindString(o, {"operator"});
-  if (const json::array* values = api::FindArray(o, {"values"})) {
-    for (const json::value& x : *values) {
-      if (x.is_string()) r.values.emplace_back(x.get_string());
+  if (api::ArrayView values = api::FindArray(o, {"values"})) {
+    for (api::View x : *values) {
+      if (std::optional<std::string_view> s = x.if_string()) r.values.emplace_back(*s);
     }
   }
   using Op = NodeSelectorRequirement::Op;
@@ -82,12 +82,11 @@ std::optional<NodeSelectorRequirement> ParseRequirement(const json::value& v, bo
 
 }  // namespace
 
-Labels ParseLabels(const json::object* labels) {
+Labels ParseLabels(api::ObjectView labels) {
   Labels out;
-  if (!labels) return out;
-  out.reserve(labels->size());
-  for (const auto& [k, v] : *labels) {
-    out.emplace_back(std::string(k), v.is_string() ? std::string(v.get_string()) : std::string());
+  out.reserve(labels.size());
+  for (api::Member m : labels) {
+    out.emplace_back(std::string(m.key()), std::string(m.value().as_string()));
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -130,13 +129,13 @@ bool NodeSelectorTerm::Matches(std::string_view node_name, const Labels& labels)
   return true;
 }
 
-std::optional<NodeSelectorTerm> ParseNodeSelectorTerm(const json::object& term) {
-  const json::array* exprs = api::FindArray(term, {"matchExpressions"});
-  const json::array* fields = api::FindArray(term, {"matchFields"});
+std::optional<NodeSelectorTerm> ParseNodeSelectorTerm(api::ObjectView term) {
+  api::ArrayView exprs = api::FindArray(term, {"matchExpressions"});
+  api::ArrayView fields = api::FindArray(term, {"matchFields"});
   if ((!exprs || exprs->empty()) && (!fields || fields->empty())) return std::nullopt;
   NodeSelectorTerm t;
   if (exprs) {
-    for (const json::value& e : *exprs) {
+    for (api::View e : *exprs) {
       std::optional<NodeSelectorRequirement> r = ParseRequirement(e, /*field=*/false);
       if (!r) {
         t.valid = false;
@@ -146,7 +145,7 @@ std::optional<NodeSelectorTerm> ParseNodeSelectorTerm(const json::object& term) 
     }
   }
   if (fields) {
-    for (const json::value& e : *fields) {
+    for (api::View e : *fields) {
       std::optional<NodeSelectorRequirement> r = ParseRequirement(e, /*field=*/true);
       if (!r) {
         t.valid = false;
@@ -165,12 +164,12 @@ bool NodeSelector::Matches(std::string_view node_name, const Labels& labels) con
   return false;
 }
 
-NodeSelector ParseNodeSelector(const json::object& selector) {
+NodeSelector ParseNodeSelector(api::ObjectView selector) {
   NodeSelector s;
-  if (const json::array* terms = api::FindArray(selector, {"nodeSelectorTerms"})) {
-    for (const json::value& t : *terms) {
+  if (api::ArrayView terms = api::FindArray(selector, {"nodeSelectorTerms"})) {
+    for (api::View t : *terms) {
       if (!t.is_object()) continue;
-      if (std::optional<NodeSelectorTerm> term = ParseNodeSelectorTerm(t.get_object())) {
+      if (std::optional<NodeSelectorTerm> term = ParseNodeSelectorTerm(t.as_object())) {
         s.terms.push_back(std::move(*term));
       }
     }
@@ -178,13 +177,12 @@ NodeSelector ParseNodeSelector(const json::object& selector) {
   return s;
 }
 
-std::vector<PreferredSchedulingTerm> ParsePreferredSchedulingTerms(const json::array* terms) {
+std::vector<PreferredSchedulingTerm> ParsePreferredSchedulingTerms(api::ArrayView terms) {
   std::vector<PreferredSchedulingTerm> out;
-  if (!terms) return out;
-  for (const json::value& t : *terms) {
+  for (api::View t : terms) {
     if (!t.is_object()) continue;
-    int64_t weight = api::FindInt(t.get_object(), {"weight"});
-    const json::object* pref = api::FindObject(t.get_object(), {"preference"});
+    int64_t weight = api::FindInt(t.as_object(), {"weight"});
+    api::ObjectView pref = api::FindObject(t.as_object(), {"preference"});
     if (weight == 0 || !pref) continue;
     std::optional<NodeSelectorTerm> term = ParseNodeSelectorTerm(*pref);
     if (!term) continue;
@@ -201,10 +199,10 @@ bool RequiredNodeAffinity::Matches(std::string_view node_name, const Labels& lab
   return !required || required->Matches(node_name, labels);
 }
 
-RequiredNodeAffinity ParseRequiredNodeAffinity(const json::object& pod_spec) {
+RequiredNodeAffinity ParseRequiredNodeAffinity(api::ObjectView pod_spec) {
   RequiredNodeAffinity a;
   a.node_selector = ParseLabels(api::FindObject(pod_spec, {"nodeSelector"}));
-  if (const json::object* req = api::FindObject(
+  if (api::ObjectView req = api::FindObject(
           pod_spec,
           {"affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution"})) {
     a.required = ParseNodeSelector(*req);

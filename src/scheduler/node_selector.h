@@ -22,12 +22,14 @@
 #include <utility>
 #include <vector>
 
+#include "api/json_view.h"
+
 namespace converge::scheduler {
 
 // A node's labels, sorted by key (keys unique).
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
-Labels ParseLabels(const boost::json::object* labels);
+Labels ParseLabels(api::ObjectView labels);
 // The value of label `key`, or null.
 const std::string* LabelValue(const Labels& labels, std::string_view key);
 
@@ -52,21 +54,21 @@ struct NodeSelectorTerm {
 
 // Parses one NodeSelectorTerm object. Returns nullopt for an empty term (it selects nothing and
 // is dropped, as upstream does).
-std::optional<NodeSelectorTerm> ParseNodeSelectorTerm(const boost::json::object& term);
+std::optional<NodeSelectorTerm> ParseNodeSelectorTerm(api::ObjectView term);
 
 // requiredDuringSchedulingIgnoredDuringExecution: terms ORed.
 struct NodeSelector {
   std::vector<NodeSelectorTerm> terms;
   bool Matches(std::string_view node_name, const Labels& labels) const;
 };
-NodeSelector ParseNodeSelector(const boost::json::object& selector);
+NodeSelector ParseNodeSelector(api::ObjectView selector);
 
 struct PreferredSchedulingTerm {
   int64_t weight = 0;
   NodeSelectorTerm preference;
 };
 // Terms with weight 0 or an empty preference are dropped.
-std::vector<PreferredSchedulingTerm> ParsePreferredSchedulingTerms(const boost::json::array* terms);
+std::vector<PreferredSchedulingTerm> ParsePreferredSchedulingTerms(api::ArrayView terms);
 
 // The pod's node constraints that filter (upstream RequiredNodeAffinity): spec.nodeSelector (all
 // labels must match) and, when set, the required node affinity.
@@ -77,6 +79,6 @@ struct RequiredNodeAffinity {
   bool Matches(std::string_view node_name, const Labels& labels) const;
   bool empty() const { return node_selector.empty() && !required; }
 };
-RequiredNodeAffinity ParseRequiredNodeAffinity(const boost::json::object& pod_spec);
+RequiredNodeAffinity ParseRequiredNodeAffinity(api::ObjectView pod_spec);
 
 }  // namespace converge::scheduler

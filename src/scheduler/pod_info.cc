@@ -6,10 +6,8 @@ namespace json = boost::json;
 
 PodInfoPtr NewPodInfo(api::ObjectPtr pod) {
   auto info = std::make_shared<PodInfo>();
-  const json::object& doc = pod->doc();
-  static const json::object kEmpty;
-  const json::object* spec_ptr = api::FindObject(doc, {"spec"});
-  const json::object& spec = spec_ptr ? *spec_ptr : kEmpty;
+  const api::ObjectView doc = pod->view();
+  const api::ObjectView spec = api::FindObject(doc, {"spec"});
   info->key = pod->key();
   info->uid = pod->uid();
   info->node_name = api::FindString(spec, {"nodeName"});
@@ -17,8 +15,8 @@ PodInfoPtr NewPodInfo(api::ObjectPtr pod) {
   info->nominated_node_name = api::FindString(doc, {"status", "nominatedNodeName"});
   info->priority = static_cast<int32_t>(api::FindInt(spec, {"priority"}));
   info->preempt_never = api::FindString(spec, {"preemptionPolicy"}) == "Never";
-  const json::array* gates = api::FindArray(spec, {"schedulingGates"});
-  info->gated = gates && !gates->empty();
+  api::ArrayView gates = api::FindArray(spec, {"schedulingGates"});
+  info->gated = !gates.empty();
   std::string_view phase = api::FindString(doc, {"status", "phase"});
   info->terminal = phase == "Succeeded" || phase == "Failed";
   info->requests = PodRequests(spec);

@@ -17,7 +17,7 @@ auto FindScalar(Vector& v, std::string_view name) {
                           [](const auto& e, std::string_view n) { return e.first < n; });
 }
 
-int64_t QuantityValue(const json::value& v, bool milli) {
+int64_t QuantityValue(api::View v, bool milli) {
   std::optional<api::Quantity> q = api::Quantity::FromJson(v);
   if (!q) return 0;
   return milli ? q->MilliValue() : q->Value();
@@ -25,12 +25,12 @@ int64_t QuantityValue(const json::value& v, bool milli) {
 
 // Adds one container's requests to `out`; with defaults, a missing cpu/memory request counts as
 // the default request.
-Resource ContainerRequests(const json::object& container, bool non_missing_defaults) {
-  const json::object* requests = api::FindObject(container, {"resources", "requests"});
+Resource ContainerRequests(api::ObjectView container, bool non_missing_defaults) {
+  api::ObjectView requests = api::FindObject(container, {"resources", "requests"});
   Resource r = ResourceListToResource(requests);
   if (non_missing_defaults) {
-    if (!requests || !requests->contains("cpu")) r.milli_cpu = kDefaultMilliCpuRequest;
-    if (!requests || !requests->contains("memory")) r.memory = kDefaultMemoryRequest;
+    if (!requests.contains("cpu")) r.milli_cpu = kDefaultMilliCpuRequest;
+    if (!requests.contains("memory")) r.memory = kDefaultMemoryRequest;
   }
   return r;
 }
@@ -94,11 +94,11 @@ bool IsScalarResourceName(std::string_view name) {
          name.starts_with("attachable-volumes-");
 }
 
-Resource ResourceListToResource(const json::object* list) {
+Resource ResourceListToResource(api::ObjectView list) {
   Resource r;
-  if (!list) return r;
-  for (const auto& [key, value] : *list) {
-    std::string_view name = key;
+  for (api::Member m : list) {
+    const std::string_view name = m.key();
+    const api::View value = m.value();
     if (name == "cpu") {
       r.milli_cpu = QuantityValue(value, /*milli=*/true);
     } else if (name == "memory") {
@@ -114,20 +114,20 @@ Resource ResourceListToResource(const json::object* list) {
   return r;
 }
 
-Resource PodRequests(const json::object& pod_spec, bool non_missing_defaults) {
+Resource PodRequests(api::ObjectView pod_spec, bool non_missing_defaults) {
   Resource reqs;
-  if (const json::array* containers = api::FindArray(pod_spec, {"containers"})) {
-    for (const json::value& c : *containers) {
-      if (c.is_object()) reqs.Add(ContainerRequests(c.get_object(), non_missing_defaults));
+  if (api::ArrayView containers = api::FindArray(pod_spec, {"containers"})) {
+    for (api::View c : *containers) {
+      if (c.is_object()) reqs.Add(ContainerRequests(c.as_object(), non_missing_defaults));
     }
   }
   Resource restartable_init;  // sidecars started so far
   Resource init_max;
-  if (const json::array* inits = api::FindArray(pod_spec, {"initContainers"})) {
-    for (const json::value& c : *inits) {
+  if (api::ArrayView inits = api::FindArray(pod_spec, {"initContainers"})) {
+    for (api::View c : *inits) {
       if (!c.is_object()) continue;
-      Resource container = ContainerRequests(c.get_object(), non_missing_defaults);
-      if (api::FindString(c.get_object(), {"restartPolicy"}) == "Always") {
+      Resource container = ContainerRequests(c.as_object(), non_missing_defaults);
+      if (api::FindString(c.as_object(), {"restartPolicy"}) == "Always") {
         // A sidecar keeps running next to the regular containers and later init containers.
         reqs.Add(container);
         restartable_init.Add(container);
@@ -139,7 +139,7 @@ Resource PodRequests(const json::object& pod_spec, bool non_missing_defaults) {
     }
   }
   reqs.SetMax(init_max);
-  if (const json::object* overhead = api::FindObject(pod_spec, {"overhead"})) {
+  if (api::ObjectView overhead = api::FindObject(pod_spec, {"overhead"})) {
     Resource o = ResourceListToResource(overhead);
     o.allowed_pod_number = 0;
     reqs.Add(o);

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "api/json_view.h"
+
 namespace converge::scheduler {
 
 // CPU in millicores, memory and ephemeral storage in bytes, a pod count (allocatable only) and
@@ -46,7 +48,7 @@ bool IsScalarResourceName(std::string_view name);
 
 // A ResourceList ({"cpu":"500m","memory":"1Gi","pods":"110"}); values that are not quantities are
 // ignored (the API server has validated them).
-Resource ResourceListToResource(const boost::json::object* list);
+Resource ResourceListToResource(api::ObjectView list);
 
 // The requests that a container without an explicit request is counted with when spreading
 // (upstream schedutil.DefaultMilliCPURequest / DefaultMemoryRequest): 0.1 core and 200 MB.
@@ -66,6 +68,6 @@ inline constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
 // Worked example (no sidecars): init containers {cpu 2, mem 1G} and {cpu 2, mem 3G}, containers
 // {cpu 2, mem 1G} and {cpu 1, mem 1G}: containers sum to {3, 2G}, init max is {2, 3G}, the pod
 // requests {3, 3G}.
-Resource PodRequests(const boost::json::object& pod_spec, bool non_missing_defaults = false);
+Resource PodRequests(api::ObjectView pod_spec, bool non_missing_defaults = false);
 
 }  // namespace converge::scheduler

@@ -52,18 +52,26 @@ bool RequestsShrank(const Resource& before, const Resource& after) {
 }  // namespace
 
 bool PodSpecChanged(const api::Object& old_pod, const api::Object& new_pod) {
-  const json::value* old_spec = api::Find(old_pod.doc(), {"spec"});
-  const json::value* new_spec = api::Find(new_pod.doc(), {"spec"});
+  api::View old_spec = api::Find(old_pod.view(), {"spec"});
+  api::View new_spec = api::Find(new_pod.view(), {"spec"});
   if ((old_spec == nullptr) != (new_spec == nullptr)) return true;
   if (old_spec && *old_spec != *new_spec) return true;
-  auto strip = [](const json::object* meta) {
-    json::object m = meta ? *meta : json::object();
-    m.erase("resourceVersion");
-    m.erase("managedFields");
-    m.erase("generation");
-    return m;
+  // Metadata without the members every write changes.
+  auto counted = [](std::string_view key) {
+    return key != "resourceVersion" && key != "managedFields" && key != "generation";
   };
-  return strip(old_pod.metadata()) != strip(new_pod.metadata());
+  const api::ObjectView a = old_pod.metadata();
+  const api::ObjectView b = new_pod.metadata();
+  size_t compared = 0;
+  for (const api::Member m : a) {
+    if (!counted(m.key())) continue;
+    if (!(m.value() == b.if_contains(m.key()))) return true;
+    ++compared;
+  }
+  for (const api::Member m : b) {
+    if (counted(m.key())) --compared;
+  }
+  return compared != 0;
 }
 
 bool NodeSchedulingPropertiesChanged(const NodeFacts& a, const NodeFacts& b) {
@@ -137,7 +145,7 @@ void Scheduler::OnPodUpdate(const api::ObjectPtr& old_pod, const api::ObjectPtr&
     OnPodDelete(info->key, new_pod);
     return;
   }
-  bool was_assigned = !api::FindString(old_pod->doc(), {"spec", "nodeName"}).empty();
+  bool was_assigned = !api::FindString(old_pod->view(), {"spec", "nodeName"}).empty();
   if (!info->node_name.empty()) {
     if (!was_assigned) {
       // Bound: confirms the assumed pod, or records someone else's binding.
@@ -146,7 +154,7 @@ void Scheduler::OnPodUpdate(const api::ObjectPtr& old_pod, const api::ObjectPtr&
       return;
     }
     static const json::object kNoSpec;
-    const json::object* old_spec = api::FindObject(old_pod->doc(), {"spec"});
+    api::ObjectView old_spec = api::FindObject(old_pod->view(), {"spec"});
     Resource before = PodRequests(old_spec ? *old_spec : kNoSpec);
     bool shrank = RequestsShrank(before, info->requests);
     cache_.UpdatePod(std::move(info));
@@ -370,6 +378,7 @@ util::Status Scheduler::RunLeading(std::stop_token stop) {
   po.clock = clock_;
   po.reflector.page_size = options_.list_page_size;
   po.reflector.drop_managed_fields = true;  // as upstream's kube-scheduler
+  po.reflector.compact_objects = true;
   client::SharedInformer pods(std::move(po));
   client::SharedInformerOptions no;
   no.name = "scheduler-nodes";
@@ -378,6 +387,7 @@ util::Status Scheduler::RunLeading(std::stop_token stop) {
   no.clock = clock_;
   no.reflector.page_size = options_.list_page_size;
   no.reflector.drop_managed_fields = true;
+  no.reflector.compact_objects = true;
   client::SharedInformer nodes(std::move(no));
 
   auto pod_handler = std::make_shared<client::ResourceEventHandlerFuncs>();

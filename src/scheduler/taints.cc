@@ -18,13 +18,12 @@ bool Toleration::ToleratesTaint(const Taint& taint) const {
   return op == "Exists";
 }
 
-std::vector<Taint> ParseTaints(const json::array* taints) {
+std::vector<Taint> ParseTaints(api::ArrayView taints) {
   std::vector<Taint> out;
-  if (!taints) return out;
-  out.reserve(taints->size());
-  for (const json::value& t : *taints) {
+  out.reserve(taints.size());
+  for (api::View t : *taints) {
     if (!t.is_object()) continue;
-    const json::object& o = t.get_object();
+    api::ObjectView o = t.as_object();
     out.push_back({std::string(api::FindString(o, {"key"})),
                    std::string(api::FindString(o, {"value"})),
                    std::string(api::FindString(o, {"effect"}))});
@@ -32,34 +31,31 @@ std::vector<Taint> ParseTaints(const json::array* taints) {
   return out;
 }
 
-std::vector<Toleration> ParseTolerations(const json::array* tolerations) {
+std::vector<Toleration> ParseTolerations(api::ArrayView tolerations) {
   std::vector<Toleration> out;
-  if (!tolerations) return out;
-  out.reserve(tolerations->size());
-  for (const json::value& t : *tolerations) {
+  out.reserve(tolerations.size());
+  for (api::View t : *tolerations) {
     if (!t.is_object()) continue;
-    const json::object& o = t.get_object();
+    api::ObjectView o = t.as_object();
     Toleration tol{std::string(api::FindString(o, {"key"})),
                    std::string(api::FindString(o, {"operator"})),
                    std::string(api::FindString(o, {"value"})),
                    std::string(api::FindString(o, {"effect"})), std::nullopt};
-    if (const json::value* s = api::Find(o, {"tolerationSeconds"}); s && s->is_int64()) {
-      tol.toleration_seconds = s->get_int64();
-    }
+    tol.toleration_seconds = api::Find(o, {"tolerationSeconds"}).if_int64();
     out.push_back(std::move(tol));
   }
   return out;
 }
 
-TolerationsPtr SharedTolerations(const json::array* tolerations) {
+TolerationsPtr SharedTolerations(api::ArrayView tolerations) {
   static const TolerationsPtr kNone = std::make_shared<const std::vector<Toleration>>();
-  if (tolerations == nullptr || tolerations->empty()) return kNone;
+  if (tolerations.empty()) return kNone;
   // Keyed by the array's JSON: equal text, equal list. Entries nobody holds any more are dropped
   // whenever the table has doubled since the last sweep.
   static std::mutex mu;
   static std::unordered_map<std::string, std::weak_ptr<const std::vector<Toleration>>> shared;
   static size_t sweep_at = 64;
-  std::string key = json::serialize(*tolerations);
+  std::string key = api::Serialize(tolerations);
   std::lock_guard lock(mu);
   std::weak_ptr<const std::vector<Toleration>>& slot = shared[key];
   if (TolerationsPtr held = slot.lock()) return held;

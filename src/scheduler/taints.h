@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "api/json_view.h"
+
 namespace converge::scheduler {
 
 inline constexpr std::string_view kEffectNoSchedule = "NoSchedule";
@@ -43,14 +45,14 @@ struct Toleration {
   bool ToleratesTaint(const Taint& taint) const;
 };
 
-std::vector<Taint> ParseTaints(const boost::json::array* taints);
-std::vector<Toleration> ParseTolerations(const boost::json::array* tolerations);
+std::vector<Taint> ParseTaints(api::ArrayView taints);
+std::vector<Toleration> ParseTolerations(api::ArrayView tolerations);
 
 using TolerationsPtr = std::shared_ptr<const std::vector<Toleration>>;
 // ParseTolerations, shared: pods with the same tolerations (every pod gets the two defaults for
 // not-ready and unreachable nodes) share one parsed list while any of them holds it, instead of
 // ~380 bytes each. Never null. Thread-safe.
-TolerationsPtr SharedTolerations(const boost::json::array* tolerations);
+TolerationsPtr SharedTolerations(api::ArrayView tolerations);
 
 // Whether any toleration tolerates `taint`.
 bool TolerationsTolerateTaint(const std::vector<Toleration>& tolerations, const Taint& taint);

@@ -228,7 +228,7 @@ TEST_F(KubeletIntegrationTest, NodesRegisterWithLeasesAndKubectlSeesThemReady) {
     ASSERT_TRUE(lease.ok()) << name;
     EXPECT_EQ(api::FindString(lease->doc(), {"spec", "holderIdentity"}), name);
     EXPECT_EQ(api::FindInt(lease->doc(), {"spec", "leaseDurationSeconds"}), 40);
-    const json::array* owners = lease->owner_references();
+    const json::array* owners = api::FindArray(lease->doc(), {"metadata", "ownerReferences"});
     ASSERT_TRUE(owners && owners->size() == 1);
     EXPECT_EQ(api::Object::GetString(owners->at(0).as_object(), "uid"), node->uid());
   }

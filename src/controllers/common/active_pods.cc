@@ -52,8 +52,8 @@ std::optional<bool> NewerFirst(const std::optional<util::Clock::WallTime>& a,
 bool PodDeletesFirst(const RankedPod& ra, const RankedPod& rb, util::Clock::WallTime now) {
   const api::Object& a = *ra.pod;
   const api::Object& b = *rb.pod;
-  std::string_view node_a = api::FindString(a.doc(), {"spec", "nodeName"});
-  std::string_view node_b = api::FindString(b.doc(), {"spec", "nodeName"});
+  std::string_view node_a = api::FindString(a.view(), {"spec", "nodeName"});
+  std::string_view node_b = api::FindString(b.view(), {"spec", "nodeName"});
   // 1. Unassigned < assigned.
   if (node_a != node_b && (node_a.empty() || node_b.empty())) return node_a.empty();
   // 2. Pending < Unknown < Running.
@@ -92,13 +92,13 @@ std::vector<api::ObjectPtr> PodsToDelete(const std::vector<api::ObjectPtr>& pods
   std::map<std::string, int, std::less<>> on_node;
   for (const api::ObjectPtr& p : related) {
     if (p != nullptr && IsPodActive(*p)) {
-      ++on_node[std::string(api::FindString(p->doc(), {"spec", "nodeName"}))];
+      ++on_node[std::string(api::FindString(p->view(), {"spec", "nodeName"}))];
     }
   }
   std::vector<std::pair<RankedPod, api::ObjectPtr>> ranked;
   ranked.reserve(pods.size());
   for (const api::ObjectPtr& p : pods) {
-    auto it = on_node.find(api::FindString(p->doc(), {"spec", "nodeName"}));
+    auto it = on_node.find(api::FindString(p->view(), {"spec", "nodeName"}));
     ranked.push_back({RankedPod{p.get(), it == on_node.end() ? 0 : it->second}, p});
   }
   std::stable_sort(ranked.begin(), ranked.end(), [now](const auto& x, const auto& y) {

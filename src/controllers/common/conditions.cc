@@ -19,7 +19,7 @@ json::object Condition::ToJson() const {
   return o;
 }
 
-Condition Condition::FromJson(const json::object& o) {
+Condition Condition::FromJson(api::ObjectView o) {
   Condition c;
   c.type = api::Object::GetString(o, "type");
   c.status = api::Object::GetString(o, "status");
@@ -30,10 +30,9 @@ Condition Condition::FromJson(const json::object& o) {
   return c;
 }
 
-std::vector<Condition> ParseConditions(const json::array* conditions) {
+std::vector<Condition> ParseConditions(api::ArrayView conditions) {
   std::vector<Condition> out;
-  if (conditions == nullptr) return out;
-  for (const json::value& v : *conditions) {
+  for (const api::View v : conditions) {
     if (v.is_object()) out.push_back(Condition::FromJson(v.as_object()));
   }
   return out;

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "api/json_view.h"
+
 namespace converge::controllers {
 
 struct Condition {
@@ -24,11 +26,11 @@ struct Condition {
   std::string message;
 
   boost::json::object ToJson() const;
-  static Condition FromJson(const boost::json::object& o);
+  static Condition FromJson(api::ObjectView o);
   friend bool operator==(const Condition&, const Condition&) = default;
 };
 
-std::vector<Condition> ParseConditions(const boost::json::array* conditions);
+std::vector<Condition> ParseConditions(api::ArrayView conditions);
 boost::json::array ConditionsToJson(const std::vector<Condition>& conditions);
 // The condition of `type`, or null.
 const Condition* FindCondition(const std::vector<Condition>& conditions, std::string_view type);

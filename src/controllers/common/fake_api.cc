@@ -158,7 +158,8 @@ util::StatusOr<client::HttpResponse> FakeApi::Handle(const client::HttpRequest& 
       if (p.subresource == "status") {
         if (const json::value* st = body.if_contains("status")) next.mutable_doc()["status"] = *st;
         // Deployments keep annotations written through /status, as upstream does.
-        if (const json::object* a = sent.annotations()) next.mutable_metadata()["annotations"] = *a;
+        if (const json::object* a = api::FindObject(sent.doc(), {"metadata", "annotations"}))
+          next.mutable_metadata()["annotations"] = *a;
       } else {
         json::value old_spec = current.doc().contains("spec") ? current.doc().at("spec") : nullptr;
         next = sent;

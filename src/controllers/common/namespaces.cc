@@ -5,7 +5,7 @@
 namespace converge::controllers {
 
 bool NamespaceTerminating(const api::Object& ns) {
-  return ns.being_deleted() || api::FindString(ns.doc(), {"status", "phase"}) == "Terminating";
+  return ns.being_deleted() || api::FindString(ns.view(), {"status", "phase"}) == "Terminating";
 }
 
 std::shared_ptr<client::ResourceEventHandlerFuncs> EnqueueNamespaces(client::Controller* runner) {

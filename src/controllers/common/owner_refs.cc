@@ -15,7 +15,7 @@ json::object OwnerRef::ToJson() const {
   return o;
 }
 
-std::optional<OwnerRef> OwnerRef::FromJson(const json::object& ref) {
+std::optional<OwnerRef> OwnerRef::FromJson(api::ObjectView ref) {
   OwnerRef r;
   r.api_version = api::Object::GetString(ref, "apiVersion");
   r.kind = api::Object::GetString(ref, "kind");
@@ -39,9 +39,7 @@ OwnerRef NewControllerRef(const api::Object& owner, const api::GroupVersionKind&
 }
 
 std::optional<OwnerRef> GetControllerOf(const api::Object& obj) {
-  const json::array* refs = obj.owner_references();
-  if (refs == nullptr) return std::nullopt;
-  for (const json::value& v : *refs) {
+  for (api::View v : obj.owner_references()) {
     if (!v.is_object() || !api::FindBool(v.as_object(), {"controller"})) continue;
     return OwnerRef::FromJson(v.as_object());
   }
@@ -49,11 +47,9 @@ std::optional<OwnerRef> GetControllerOf(const api::Object& obj) {
 }
 
 std::optional<std::string_view> ControllerUidOf(const api::Object& obj) {
-  const json::array* refs = obj.owner_references();
-  if (refs == nullptr) return std::nullopt;
-  for (const json::value& v : *refs) {
+  for (api::View v : obj.owner_references()) {
     if (!v.is_object() || !api::FindBool(v.as_object(), {"controller"})) continue;
-    const json::object& ref = v.as_object();
+    const api::ObjectView ref = v.as_object();
     std::string_view uid = api::Object::GetString(ref, "uid");
     // OwnerRef::FromJson's rule: a reference without uid, kind or name is no reference.
     if (uid.empty() || api::Object::GetString(ref, "kind").empty() ||

@@ -28,7 +28,7 @@ struct OwnerRef {
 
   boost::json::object ToJson() const;
   // Nullopt when `ref` lacks a uid, kind or name.
-  static std::optional<OwnerRef> FromJson(const boost::json::object& ref);
+  static std::optional<OwnerRef> FromJson(api::ObjectView ref);
   friend bool operator==(const OwnerRef&, const OwnerRef&) = default;
 };
 

@@ -19,16 +19,16 @@ api::Object PodFromTemplate(const json::object& pod_template, const api::Object&
   api::Object pod;
   pod.SetGvk({"", "v1", "Pod"});
   json::object& meta = pod.mutable_metadata();
-  if (const json::object* tm = api::FindObject(pod_template, {"metadata"})) {
+  if (api::ObjectView tm = api::FindObject(pod_template, {"metadata"})) {
     for (std::string_view field : {"labels", "annotations", "finalizers"}) {
-      if (const json::value* v = tm->if_contains(field)) meta[field] = *v;
+      if (const api::View v = tm->if_contains(field)) meta[field] = api::ToJson(v);
     }
   }
   meta["generateName"] =
       generate_name.empty() ? std::string(owner.name()) + "-" : std::string(generate_name);
   meta["ownerReferences"] = json::array{controller_ref.ToJson()};
-  if (const json::object* spec = api::FindObject(pod_template, {"spec"})) {
-    pod.mutable_doc()["spec"] = *spec;
+  if (api::ObjectView spec = api::FindObject(pod_template, {"spec"})) {
+    pod.mutable_doc()["spec"] = api::ToJson(spec);
   } else {
     pod.mutable_doc()["spec"] = json::object();
   }
@@ -44,8 +44,7 @@ util::Status RealPodControl::CreatePod(std::string_view ns, const json::object& 
                                        const api::Object& owner, const OwnerRef& controller_ref,
                                        std::string_view generate_name) {
   api::Object pod = PodFromTemplate(pod_template, owner, controller_ref, generate_name);
-  const json::object* labels = pod.labels();
-  if (labels == nullptr || labels->empty()) {
+  if (pod.labels().empty()) {
     return util::InvalidArgument("unable to create pods, no labels");
   }
   auto created = client_->Create(kPods, ns, pod);

@@ -24,13 +24,13 @@ PodFacts ComputePodFacts(const api::Object& pod) {
   f.ready_since = PodReadyTime(pod);
   f.controller_uid = ControllerUidOf(pod);
   f.labels = pod.labels();
-  if (f.labels == nullptr) {
+  if (!f.labels) {
     f.label_key = "n";  // no labels at all, apart from empty ones
   } else {
-    for (const auto& kv : *f.labels) {
+    for (const api::Member kv : f.labels) {
       // Label values are strings; anything else (never valid) is keyed by its JSON text.
-      const std::string v = kv.value().is_string() ? "s" + std::string(kv.value().get_string())
-                                                   : "j" + boost::json::serialize(kv.value());
+      const std::optional<std::string_view> s = kv.value().if_string();
+      const std::string v = s ? "s" + std::string(*s) : "j" + api::Serialize(kv.value());
       f.label_key += std::to_string(kv.key().size()) + ':';
       f.label_key += kv.key();
       f.label_key += std::to_string(v.size()) + ':';

@@ -48,7 +48,7 @@ struct PodFacts {
   std::optional<util::Clock::WallTime> ready_since;
   // The uid of GetControllerOf(pod); nullopt when the pod has no (valid) controller reference.
   std::optional<std::string_view> controller_uid;
-  const boost::json::object* labels = nullptr;  // metadata.labels, or null
+  api::ObjectView labels;  // metadata.labels, or absent
   // The labels as one string (each key and value length-prefixed, in the object's order; "n"
   // when there are none): pods with equal keys have equal labels, so a selector's answer for
   // one holds for all of them. Set by ComputePodFacts; empty in a PodFactsCache's facts, where

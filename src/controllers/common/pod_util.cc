@@ -9,29 +9,23 @@ namespace converge::controllers {
 namespace json = boost::json;
 
 std::string_view PodPhase(const api::Object& pod) {
-  return api::FindString(pod.doc(), {"status", "phase"});
+  return api::FindString(pod.view(), {"status", "phase"});
 }
 
-const json::object* GetPodReadyCondition(const api::Object& pod) {
-  const json::array* conditions = api::FindArray(pod.doc(), {"status", "conditions"});
-  if (conditions == nullptr) return nullptr;
-  for (const json::value& c : *conditions) {
-    if (c.is_object() && api::Object::GetString(c.as_object(), "type") == "Ready") {
-      return &c.as_object();
-    }
+api::ObjectView GetPodReadyCondition(const api::Object& pod) {
+  for (const api::View c : api::FindArray(pod.view(), {"status", "conditions"})) {
+    if (api::GetString(c.if_object(), "type") == "Ready") return c.if_object();
   }
-  return nullptr;
+  return {};
 }
 
 bool IsPodReady(const api::Object& pod) {
-  const json::object* c = GetPodReadyCondition(pod);
-  return c != nullptr && api::Object::GetString(*c, "status") == "True";
+  return api::GetString(GetPodReadyCondition(pod), "status") == "True";
 }
 
 std::optional<util::Clock::WallTime> PodReadyTime(const api::Object& pod) {
   if (!IsPodReady(pod)) return std::nullopt;
-  return util::ParseRfc3339(
-      api::Object::GetString(*GetPodReadyCondition(pod), "lastTransitionTime"));
+  return util::ParseRfc3339(api::GetString(GetPodReadyCondition(pod), "lastTransitionTime"));
 }
 
 bool IsPodAvailable(const api::Object& pod, int64_t min_ready_seconds, util::Clock::WallTime now) {
@@ -64,9 +58,9 @@ std::vector<api::ObjectPtr> FilterActivePods(const std::vector<api::ObjectPtr>& 
 
 int64_t MaxContainerRestarts(const api::Object& pod) {
   int64_t max = 0;
-  const json::array* statuses = api::FindArray(pod.doc(), {"status", "containerStatuses"});
+  api::ArrayView statuses = api::FindArray(pod.view(), {"status", "containerStatuses"});
   if (statuses == nullptr) return 0;
-  for (const json::value& s : *statuses) {
+  for (const api::View s : *statuses) {
     if (s.is_object()) max = std::max(max, api::FindInt(s.as_object(), {"restartCount"}));
   }
   return max;

@@ -24,8 +24,8 @@ namespace converge::controllers {
 // status.phase ("" when unset).
 std::string_view PodPhase(const api::Object& pod);
 
-// The Ready condition, or null.
-const boost::json::object* GetPodReadyCondition(const api::Object& pod);
+// The Ready condition, or an absent view.
+api::ObjectView GetPodReadyCondition(const api::Object& pod);
 bool IsPodReady(const api::Object& pod);
 // When the pod became ready (the Ready condition's lastTransitionTime); nullopt when not ready or
 // the time is missing.

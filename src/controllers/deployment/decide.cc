@@ -54,9 +54,9 @@ struct Rs {
   std::vector<PlannedEvent> events;
 
   int64_t spec() const { return Replicas(obj); }
-  int64_t status_replicas() const { return api::FindInt(obj.doc(), {"status", "replicas"}); }
-  int64_t available() const { return api::FindInt(obj.doc(), {"status", "availableReplicas"}); }
-  int64_t ready() const { return api::FindInt(obj.doc(), {"status", "readyReplicas"}); }
+  int64_t status_replicas() const { return api::FindInt(obj.view(), {"status", "replicas"}); }
+  int64_t available() const { return api::FindInt(obj.view(), {"status", "availableReplicas"}); }
+  int64_t ready() const { return api::FindInt(obj.view(), {"status", "readyReplicas"}); }
   RsCounts counts() const { return {spec(), status_replicas(), available()}; }
 };
 
@@ -143,14 +143,11 @@ bool Sync::SetNewReplicaSetAnnotations(api::Object& rs, const std::string& new_r
   api::Object copy = rs;
   json::object& ann = Annotations(copy);
   bool changed = false;
-  if (const json::object* da = d_.annotations()) {
-    for (const auto& kv : *da) {
-      if (SkipCopyAnnotation(kv.key())) continue;
-      const json::value* cur = ann.if_contains(kv.key());
-      if (cur != nullptr && *cur == kv.value()) continue;
-      ann[kv.key()] = kv.value();
-      changed = true;
-    }
+  for (const api::Member kv : d_.annotations()) {
+    if (SkipCopyAnnotation(kv.key())) continue;
+    if (kv.value() == api::View(ann.if_contains(kv.key()))) continue;
+    ann[kv.key()] = api::ToJson(kv.value());
+    changed = true;
   }
   std::string old_revision;
   bool had_revision = false;
@@ -215,7 +212,8 @@ int Sync::CreateNewReplicaSet(const std::vector<int>& old, const std::string& ne
   json::object& tlabels = api::EnsureObject(tmeta, "labels");
   tlabels[kPodTemplateHashLabel] = hash;
   json::object selector;
-  if (const json::object* sel = api::FindObject(d_.doc(), {"spec", "selector"})) selector = *sel;
+  if (api::ObjectView sel = api::FindObject(d_.view(), {"spec", "selector"}))
+    selector = api::ToJson(sel);
   api::EnsureObject(selector, "matchLabels")[kPodTemplateHashLabel] = hash;
 
   api::Object rs;
@@ -390,7 +388,7 @@ void Sync::CleanupDeployment(const std::vector<int>& old) {
     Rs& rs = rss_[cleanable[k]];
     // Only ReplicaSets that are empty, settled and not being changed by this very plan.
     if (rs.status_replicas() != 0 || rs.spec() != 0 || rs.changed || rs.create ||
-        rs.obj.generation() > api::FindInt(rs.obj.doc(), {"status", "observedGeneration"}) ||
+        rs.obj.generation() > api::FindInt(rs.obj.view(), {"status", "observedGeneration"}) ||
         rs.obj.being_deleted()) {
       continue;
     }
@@ -562,7 +560,7 @@ bool Sync::OldPodsRunning(const NewAndOld& n) const {
   for (const auto& [uid, pods] : s_.pods_by_replica_set) {
     if (!new_uid.empty() && uid == new_uid) continue;
     for (const api::ObjectPtr& pod : pods) {
-      std::string_view phase = api::FindString(pod->doc(), {"status", "phase"});
+      std::string_view phase = api::FindString(pod->view(), {"status", "phase"});
       if (phase == "Failed" || phase == "Succeeded") continue;
       return true;  // Pending, Running and Unknown all may still run
     }
@@ -681,9 +679,9 @@ Plan Sync::Assemble() {
     }
   }
   bool annotations_changed = [&] {
-    const json::object* a = d_.annotations();
-    const json::object* b = s_.deployment->annotations();
-    return (a ? *a : json::object()) != (b ? *b : json::object());
+    const api::ObjectView a = d_.annotations();
+    const api::ObjectView b = s_.deployment->annotations();
+    return !(a.empty() && b.empty()) && !(a == b);
   }();
   DeploymentStatus st = final_status_.value_or(status_);
   if (st != stored_ || annotations_changed) {
@@ -695,7 +693,7 @@ Plan Sync::Assemble() {
 }
 
 Plan Sync::Run() {
-  const json::object* selector = api::FindObject(d_.doc(), {"spec", "selector"});
+  api::ObjectView selector = api::FindObject(d_.view(), {"spec", "selector"});
   bool selects_all =
       selector == nullptr || ((api::FindObject(*selector, {"matchLabels"}) == nullptr ||
                                api::FindObject(*selector, {"matchLabels"})->empty()) &&

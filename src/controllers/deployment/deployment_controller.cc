@@ -25,13 +25,13 @@ bool IsDeploymentRef(const OwnerRef& ref) {
 }
 
 bool SameLabels(const api::Object& a, const api::Object& b) {
-  const json::object* la = a.labels();
-  const json::object* lb = b.labels();
-  return (la ? *la : json::object()) == (lb ? *lb : json::object());
+  const api::ObjectView la = a.labels();
+  const api::ObjectView lb = b.labels();
+  return (la.empty() && lb.empty()) || la == lb;
 }
 
 util::StatusOr<api::LabelSelector> SelectorOf(const api::Object& obj) {
-  return api::LabelSelector::FromLabelSelector(api::Find(obj.doc(), {"spec", "selector"}));
+  return api::LabelSelector::FromLabelSelector(api::Find(obj.view(), {"spec", "selector"}));
 }
 
 }  // namespace

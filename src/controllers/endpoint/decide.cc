@@ -14,66 +14,58 @@ namespace json = boost::json;
 
 namespace {
 
-const json::object* Selector(const api::Object& svc) {
-  return api::FindObject(svc.doc(), {"spec", "selector"});
+api::ObjectView Selector(const api::Object& svc) {
+  return api::FindObject(svc.view(), {"spec", "selector"});
 }
 
-std::string_view Str(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+std::string_view Str(api::ObjectView o, std::string_view key) {
+  return api::GetString(o, key);
 }
 
 // The port of `pod` that the Service port `sp` sends to; nullopt when a named targetPort is not
 // among the pod's container ports.
-std::optional<int64_t> TargetPort(const json::object& sp, const api::Object& pod) {
-  const json::value* target = sp.if_contains("targetPort");
-  if (!target || target->is_null()) {
-    const json::value* port = sp.if_contains("port");
-    return port && port->is_int64() ? std::optional<int64_t>(port->get_int64()) : std::nullopt;
-  }
+std::optional<int64_t> TargetPort(api::ObjectView sp, const api::Object& pod) {
+  const api::View target = sp.if_contains("targetPort");
+  if (!target || target->is_null()) return sp.if_contains("port").if_int64();
   if (target->is_int64()) return target->get_int64();
   if (!target->is_string()) return std::nullopt;
   const std::string_view name = target->get_string();
   const std::string_view protocol = Str(sp, "protocol").empty() ? "TCP" : Str(sp, "protocol");
-  const json::array* containers = api::FindArray(pod.doc(), {"spec", "containers"});
+  api::ArrayView containers = api::FindArray(pod.view(), {"spec", "containers"});
   if (!containers) return std::nullopt;
-  for (const json::value& c : *containers) {
-    const json::value* ports = c.is_object() ? c.get_object().if_contains("ports") : nullptr;
-    if (!ports || !ports->is_array()) continue;
-    for (const json::value& p : ports->get_array()) {
+  for (const api::View c : *containers) {
+    for (const api::View p : c.if_object().if_contains("ports").if_array()) {
       if (!p.is_object()) continue;
-      const json::object& cp = p.get_object();
+      const api::ObjectView cp = p.get_object();
       const std::string_view cp_protocol =
           Str(cp, "protocol").empty() ? "TCP" : Str(cp, "protocol");
-      const json::value* number = cp.if_contains("containerPort");
-      if (Str(cp, "name") == name && cp_protocol == protocol && number && number->is_int64()) {
-        return number->get_int64();
-      }
+      const std::optional<int64_t> number = cp.if_contains("containerPort").if_int64();
+      if (Str(cp, "name") == name && cp_protocol == protocol && number) return number;
     }
   }
   return std::nullopt;
 }
 
 bool Headless(const api::Object& svc) {
-  return api::FindString(svc.doc(), {"spec", "clusterIP"}) == "None";
+  return api::FindString(svc.view(), {"spec", "clusterIP"}) == "None";
 }
 
 // Upstream's ShouldPodBeInEndpoints: an IP, not terminal, and not being deleted (unless the
 // Service publishes not-ready addresses, which includes terminating pods).
 bool Eligible(const api::Object& pod, bool include_terminating) {
-  if (api::FindString(pod.doc(), {"status", "podIP"}).empty()) return false;
+  if (api::FindString(pod.view(), {"status", "podIP"}).empty()) return false;
   const std::string_view phase = PodPhase(pod);
   if (phase == "Succeeded" || phase == "Failed") return false;
   return include_terminating || !pod.being_deleted();
 }
 
 json::object Address(const api::Object& svc, const api::Object& pod) {
-  json::object a{{"ip", api::FindString(pod.doc(), {"status", "podIP"})}};
-  const std::string_view node = api::FindString(pod.doc(), {"spec", "nodeName"});
+  json::object a{{"ip", api::FindString(pod.view(), {"status", "podIP"})}};
+  const std::string_view node = api::FindString(pod.view(), {"spec", "nodeName"});
   if (!node.empty()) a["nodeName"] = node;
-  const std::string_view hostname = api::FindString(pod.doc(), {"spec", "hostname"});
+  const std::string_view hostname = api::FindString(pod.view(), {"spec", "hostname"});
   if (!hostname.empty() && Headless(svc) &&
-      api::FindString(pod.doc(), {"spec", "subdomain"}) == svc.name()) {
+      api::FindString(pod.view(), {"spec", "subdomain"}) == svc.name()) {
     a["hostname"] = hostname;
   }
   a["targetRef"] = json::object{
@@ -87,25 +79,24 @@ using PortKey = std::tuple<std::string, int64_t, std::string, std::string>;  // 
 }  // namespace
 
 bool HasSelector(const api::Object& svc) {
-  const json::object* s = Selector(svc);
+  const api::ObjectView s = Selector(svc);
   return s && !s->empty();
 }
 
 bool Selects(const api::Object& svc, const api::Object& pod) {
-  const json::object* s = Selector(svc);
+  const api::ObjectView s = Selector(svc);
   if (!s || s->empty() || pod.namespace_() != svc.namespace_()) return false;
-  const json::object* labels = pod.labels();
+  const api::ObjectView labels = pod.labels();
   if (!labels) return false;
   for (const auto& [k, v] : *s) {
-    const json::value* have = labels->if_contains(k);
-    if (!have || *have != v) return false;
+    if (!(labels.if_contains(k) == v)) return false;
   }
   return true;
 }
 
 json::array Subsets(const api::Object& svc, const std::vector<api::ObjectPtr>& pods) {
-  const bool publish_not_ready = api::FindBool(svc.doc(), {"spec", "publishNotReadyAddresses"});
-  const json::array* service_ports = api::FindArray(svc.doc(), {"spec", "ports"});
+  const bool publish_not_ready = api::FindBool(svc.view(), {"spec", "publishNotReadyAddresses"});
+  api::ArrayView service_ports = api::FindArray(svc.view(), {"spec", "ports"});
   // Each eligible pod's address, readiness and resolved ports; then grouped by the port set.
   struct Entry {
     std::string ip;
@@ -117,9 +108,9 @@ json::array Subsets(const api::Object& svc, const std::vector<api::ObjectPtr>& p
     if (!Selects(svc, *pod) || !Eligible(*pod, publish_not_ready)) continue;
     std::set<PortKey> ports;
     if (service_ports) {
-      for (const json::value& v : *service_ports) {
+      for (const api::View v : *service_ports) {
         if (!v.is_object()) continue;
-        const json::object& sp = v.get_object();
+        const api::ObjectView sp = v.get_object();
         std::optional<int64_t> port = TargetPort(sp, *pod);
         if (!port) continue;
         ports.emplace(std::string(Str(sp, "name")), *port,
@@ -128,7 +119,7 @@ json::array Subsets(const api::Object& svc, const std::vector<api::ObjectPtr>& p
       }
     }
     if (ports.empty()) continue;
-    by_ports[ports].push_back({std::string(api::FindString(pod->doc(), {"status", "podIP"})),
+    by_ports[ports].push_back({std::string(api::FindString(pod->view(), {"status", "podIP"})),
                                Address(svc, *pod), publish_not_ready || IsPodReady(*pod)});
   }
   std::vector<std::pair<std::string, json::object>> subsets;  // (first IP, subset)
@@ -163,14 +154,14 @@ std::optional<api::Object> DesiredEndpoints(const api::Object& svc, const api::O
                                             const std::vector<api::ObjectPtr>& pods) {
   json::array subsets = Subsets(svc, pods);
   json::object labels;
-  if (const json::object* l = svc.labels()) labels = *l;
+  if (const api::ObjectView l = svc.labels()) labels = api::ToJson(l);
   if (Headless(svc)) labels["service.kubernetes.io/headless"] = "";
   if (current) {
     const json::value* have = current->doc().if_contains("subsets");
     const bool same_subsets =
         have ? (have->is_array() && have->get_array() == subsets) : subsets.empty();
-    const json::object* have_labels = current->labels();
-    const bool same_labels = have_labels ? *have_labels == labels : labels.empty();
+    const api::ObjectView have_labels = current->labels();
+    const bool same_labels = have_labels ? have_labels == api::ObjectView(labels) : labels.empty();
     if (same_subsets && same_labels) return std::nullopt;
   }
   api::Object eps;

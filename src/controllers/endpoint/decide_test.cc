@@ -114,7 +114,7 @@ TEST(EndpointsDesiredTest, CreatedWithTheServiceLabelsThenLeftAloneUntilSomethin
   EXPECT_EQ(created->kind(), "Endpoints");
   EXPECT_EQ(created->name(), "web");
   EXPECT_EQ(created->namespace_(), "ns");
-  EXPECT_EQ(json::serialize(*created->labels()), R"({"team":"a"})");
+  EXPECT_EQ(api::Serialize(created->labels()), R"({"team":"a"})");
 
   api::Object stored = *created;
   stored.mutable_metadata()["resourceVersion"] = "5";

@@ -83,9 +83,9 @@ class Runnable final : public QueueController {
     };
     pod_handler->update = [enqueue_selecting](const api::ObjectPtr& old, const api::ObjectPtr& o) {
       enqueue_selecting(*o);
-      const boost::json::object* was = old->labels();
-      const boost::json::object* is = o->labels();
-      if (was && (!is || *was != *is)) enqueue_selecting(*old);  // it may have left a selector
+      const api::ObjectView was = old->labels();
+      const api::ObjectView is = o->labels();
+      if (was && (!is || !(was == is))) enqueue_selecting(*old);  // it may have left a selector
     };
     pod_handler->del = [enqueue_selecting](const client::DeletedObject& d) {
       if (d.object) enqueue_selecting(*d.object);

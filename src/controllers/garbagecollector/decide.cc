@@ -121,17 +121,17 @@ std::string MetadataPatch(const api::Object& obj, std::string_view field, json::
 
 std::optional<std::string> RemoveOwnerReferencesPatch(const api::Object& obj,
                                                       const std::vector<std::string>& uids) {
-  const json::array* refs = obj.owner_references();
-  if (refs == nullptr) return std::nullopt;
+  const api::ArrayView refs = obj.owner_references();
+  if (!refs) return std::nullopt;
   json::array kept;
   bool removed = false;
-  for (const json::value& r : *refs) {
-    std::string_view uid = r.is_object() ? api::Object::GetString(r.get_object(), "uid") : "";
+  for (api::View r : refs) {
+    std::string_view uid = api::GetString(r.if_object(), "uid");
     if (std::find(uids.begin(), uids.end(), uid) != uids.end()) {
       removed = true;
       continue;
     }
-    kept.push_back(r);
+    kept.push_back(api::ToJson(r));
   }
   if (!removed) return std::nullopt;
   return MetadataPatch(obj, "ownerReferences",
@@ -139,9 +139,9 @@ std::optional<std::string> RemoveOwnerReferencesPatch(const api::Object& obj,
 }
 
 std::optional<std::string> UnblockOwnerReferencesPatch(const api::Object& obj) {
-  const json::array* refs = obj.owner_references();
-  if (refs == nullptr) return std::nullopt;
-  json::array out = *refs;
+  const api::ArrayView refs = obj.owner_references();
+  if (!refs) return std::nullopt;
+  json::array out = api::ToJson(refs);
   bool changed = false;
   for (json::value& r : out) {
     if (!r.is_object()) continue;
@@ -157,16 +157,16 @@ std::optional<std::string> UnblockOwnerReferencesPatch(const api::Object& obj) {
 
 std::optional<std::string> RemoveFinalizerPatch(const api::Object& obj,
                                                 std::string_view finalizer) {
-  const json::array* fin = obj.finalizers();
-  if (fin == nullptr) return std::nullopt;
+  const api::ArrayView fin = obj.finalizers();
+  if (!fin) return std::nullopt;
   json::array kept;
   bool removed = false;
-  for (const json::value& f : *fin) {
-    if (f.is_string() && f.get_string() == finalizer) {
+  for (api::View f : fin) {
+    if (f.if_string() == finalizer) {
       removed = true;
       continue;
     }
-    kept.push_back(f);
+    kept.push_back(api::ToJson(f));
   }
   if (!removed) return std::nullopt;
   return MetadataPatch(obj, "finalizers",

@@ -29,11 +29,9 @@ bool ReferenceMatchesCoordinates(const OwnerReference& ref, const ObjectIdentity
 
 std::vector<OwnerReference> OwnerReferencesOf(const api::Object& obj) {
   std::vector<OwnerReference> out;
-  const json::array* refs = obj.owner_references();
-  if (refs == nullptr) return out;
-  for (const json::value& v : *refs) {
-    if (!v.is_object()) continue;
-    const json::object& o = v.get_object();
+  for (api::View v : obj.owner_references()) {
+    const api::ObjectView o = v.if_object();
+    if (!o) continue;
     OwnerReference r;
     r.api_version = std::string(api::Object::GetString(o, "apiVersion"));
     r.kind = std::string(api::Object::GetString(o, "kind"));

@@ -24,33 +24,31 @@ std::unique_ptr<client::RateLimiter<api::ObjectKey>> JobRateLimiter() {
 }
 
 // The controlling owner reference of `pod`, when it is a batch Job.
-const json::object* JobControllerRef(const api::Object& pod) {
-  const json::array* refs = pod.owner_references();
-  if (refs == nullptr) return nullptr;
-  for (const json::value& r : *refs) {
-    if (!r.is_object()) continue;
-    const json::object& o = r.get_object();
+api::ObjectView JobControllerRef(const api::Object& pod) {
+  for (api::View r : pod.owner_references()) {
+    const api::ObjectView o = r.if_object();
+    if (!o) continue;
     if (!api::FindBool(o, {"controller"})) continue;
-    if (api::Object::GetString(o, "kind") != "Job") return nullptr;
+    if (api::Object::GetString(o, "kind") != "Job") return {};
     if (api::GroupVersion::Parse(api::Object::GetString(o, "apiVersion")).group != "batch") {
-      return nullptr;
+      return {};
     }
-    return &o;
+    return o;
   }
-  return nullptr;
+  return {};
 }
 
 // spec.selector.matchLabels as a ?labelSelector= string; empty when the selector has
 // expressions (then every pod of the namespace is listed and filtered by owner).
 std::string MatchLabelsSelector(const api::Object& job) {
-  if (api::Find(job.doc(), {"spec", "selector", "matchExpressions"}) != nullptr) return "";
-  const json::object* ml = api::FindObject(job.doc(), {"spec", "selector", "matchLabels"});
+  if (api::Find(job.view(), {"spec", "selector", "matchExpressions"}) != nullptr) return "";
+  api::ObjectView ml = api::FindObject(job.view(), {"spec", "selector", "matchLabels"});
   if (ml == nullptr) return "";
   std::string out;
   for (const auto& [k, v] : *ml) {
     if (!v.is_string()) return "";
     if (!out.empty()) out += ",";
-    out += std::string(k) + "=" + std::string(v.get_string());
+    out += std::string(k) + "=" + std::string(v.as_string());
   }
   return out;
 }
@@ -150,8 +148,8 @@ util::Status JobController::ReleaseOrphans(const api::ObjectKey& key, const std:
   util::Status first_error;
   for (const api::Object& pod : pods) {
     if (!pod.HasFinalizer(kTrackingFinalizer)) continue;
-    const json::object* ref = JobControllerRef(pod);
-    if (ref == nullptr || api::Object::GetString(*ref, "name") != key.name) continue;
+    const api::ObjectView ref = JobControllerRef(pod);
+    if (!ref || api::Object::GetString(ref, "name") != key.name) continue;
     if (api::Object::GetString(*ref, "uid") == live_uid) continue;
     util::Status s = options_.client->RemovePodFinalizer(pod.key(), kTrackingFinalizer);
     if (!s.ok() && !client::IsNotFound(s) && first_error.ok()) first_error = s;
@@ -232,7 +230,7 @@ client::ReconcileResult JobController::Sync(const api::ObjectKey& key) {
     backoff_.erase(key);
     return client::ReconcileResult::Done();
   }
-  std::string_view mode = api::FindString(job->doc(), {"spec", "completionMode"});
+  std::string_view mode = api::FindString(job->view(), {"spec", "completionMode"});
   if (!mode.empty() && mode != "NonIndexed" && mode != "Indexed") {
     Record(*job, client::kEventTypeWarning, "UnknownCompletionMode",
            "Skipped Job sync because completion mode is unknown");
@@ -247,8 +245,8 @@ client::ReconcileResult JobController::Sync(const api::ObjectKey& key) {
   snap.backoff = BackoffOf(key);
   bool orphans = false;
   for (api::Object& pod : *listed) {
-    const json::object* ref = JobControllerRef(pod);
-    if (ref == nullptr) continue;
+    const api::ObjectView ref = JobControllerRef(pod);
+    if (!ref) continue;
     if (api::Object::GetString(*ref, "uid") != job->uid()) {
       orphans |=
           api::Object::GetString(*ref, "name") == key.name && pod.HasFinalizer(kTrackingFinalizer);

@@ -200,8 +200,8 @@ TEST_F(JobSyncTest, CompletesAfterTheWantedSuccesses) {
   ASSERT_EQ(fake_.pods.size(), 2u);
   for (const auto& [k, p] : fake_.pods) {
     EXPECT_TRUE(p.HasFinalizer(kTrackingFinalizer));
-    ASSERT_NE(p.owner_references(), nullptr);
-    EXPECT_EQ(p.owner_references()->at(0).at("uid"), "job-uid");
+    ASSERT_EQ(p.owner_references().size(), 1u);
+    EXPECT_EQ(api::GetString(p.owner_references()[0].if_object(), "uid"), "job-uid");
   }
   EXPECT_EQ(Status().at("active"), 2);
   EXPECT_TRUE(Status().contains("startTime"));

@@ -417,7 +417,7 @@ TEST(PodFromTemplateTest, IndexedPodsCarryTheirIndex) {
             R"([{"name":"c","image":"busybox","env":[{"name":"JOB_COMPLETION_INDEX",)"
             R"("valueFrom":{"fieldRef":{"fieldPath":)"
             R"("metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}]}])");
-  const json::object& ref = pod.owner_references()->at(0).as_object();
+  const json::object& ref = pod.doc().at("metadata").at("ownerReferences").at(0).as_object();
   EXPECT_EQ(ref.at("kind"), "Job");
   EXPECT_EQ(ref.at("uid"), "job-uid");
   EXPECT_EQ(ref.at("controller"), true);

@@ -13,7 +13,7 @@ namespace json = boost::json;
 namespace {
 
 std::optional<int64_t> OptInt(const json::object& o, std::initializer_list<std::string_view> path) {
-  const json::value* v = api::Find(o, path);
+  api::View v = api::Find(o, path);
   if (v == nullptr) return std::nullopt;
   if (v->is_int64()) return v->get_int64();
   if (v->is_uint64()) return static_cast<int64_t>(v->get_uint64());
@@ -70,10 +70,10 @@ PodInfo ParsePod(const api::ObjectPtr& pod) {
   }
   std::optional<util::Clock::WallTime> finished;
   std::optional<util::Clock::WallTime> ready_false;
-  if (const json::array* conds = api::FindArray(d, {"status", "conditions"})) {
-    for (const json::value& c : *conds) {
+  if (api::ArrayView conds = api::FindArray(d, {"status", "conditions"})) {
+    for (const api::View c : *conds) {
       if (!c.is_object()) continue;
-      const json::object& co = c.get_object();
+      const api::ObjectView co = c.get_object();
       if (api::Object::GetString(co, "type") != "Ready") continue;
       std::string_view st = api::Object::GetString(co, "status");
       p.ready = st == "True";
@@ -83,9 +83,9 @@ PodInfo ParsePod(const api::ObjectPtr& pod) {
     }
   }
   for (std::string_view list : {"initContainerStatuses", "containerStatuses"}) {
-    const json::array* statuses = api::FindArray(d, {"status", list});
+    api::ArrayView statuses = api::FindArray(d, {"status", list});
     if (statuses == nullptr) continue;
-    for (const json::value& cs : *statuses) {
+    for (const api::View cs : *statuses) {
       if (!cs.is_object()) continue;
       p.restarts += static_cast<int32_t>(api::FindInt(cs.get_object(), {"restartCount"}));
       std::string_view at = api::FindString(cs.get_object(), {"state", "terminated", "finishedAt"});

@@ -34,6 +34,7 @@ util::Status ControllerManager::RunControllers(std::stop_token stop) {
   // them, and updates of such objects keep the stored ones.
   client::ReflectorOptions reflector;
   reflector.drop_managed_fields = true;
+  reflector.compact_objects = true;
   client::SharedInformerFactory informers(
       {.client = options_.client, .clock = options_.clock, .reflector = reflector});
   std::vector<std::jthread> recorder_threads;

@@ -46,20 +46,20 @@ std::string GoGvr(const api::GroupVersionResource& gvr) {
 
 NamespaceStep DecideStep(const api::Object& ns) {
   if (!ns.being_deleted()) return NamespaceStep::kIgnore;
-  if (api::FindString(ns.doc(), {"status", "phase"}) != "Terminating") {
+  if (api::FindString(ns.view(), {"status", "phase"}) != "Terminating") {
     return NamespaceStep::kSetTerminating;
   }
-  const json::array* fin = api::FindArray(ns.doc(), {"spec", "finalizers"});
+  api::ArrayView fin = api::FindArray(ns.view(), {"spec", "finalizers"});
   if (fin == nullptr || fin->empty()) return NamespaceStep::kFinalized;
   return NamespaceStep::kDeleteContent;
 }
 
 void PodTerminationEstimate::Add(const api::Object& pod) {
-  std::string_view phase = api::FindString(pod.doc(), {"status", "phase"});
+  std::string_view phase = api::FindString(pod.view(), {"status", "phase"});
   if (phase == "Succeeded" || phase == "Failed") return;
-  const json::value* grace = api::Find(pod.doc(), {"spec", "terminationGracePeriodSeconds"});
+  api::View grace = api::Find(pod.view(), {"spec", "terminationGracePeriodSeconds"});
   if (grace != nullptr && grace->is_int64()) {
-    longest_grace_seconds = std::max(longest_grace_seconds, grace->get_int64());
+    longest_grace_seconds = std::max(longest_grace_seconds, grace->as_int64());
   }
 }
 
@@ -71,10 +71,8 @@ int64_t PodTerminationEstimate::Seconds(util::Clock::WallTime namespace_deleted_
 
 void RemainingContent::Add(const api::Object& item) {
   ++count;
-  if (const json::array* fin = item.finalizers()) {
-    for (const json::value& f : *fin) {
-      if (f.is_string()) ++finalizers[std::string(f.get_string())];
-    }
+  for (api::View f : item.finalizers()) {
+    if (std::optional<std::string_view> s = f.if_string()) ++finalizers[std::string(*s)];
   }
 }
 
@@ -158,7 +156,7 @@ bool UpdateConditions(json::object& status, const std::vector<NamespaceCondition
                       std::string_view now) {
   json::value& cv = status["conditions"];
   if (!cv.is_array()) cv = json::array();
-  json::array& conditions = cv.get_array();
+  json::array& conditions = cv.as_array();
   bool changed = false;
   for (const Fine& fine : kFine) {
     NamespaceCondition want{std::string(fine.type), "False", std::string(fine.reason),
@@ -168,8 +166,8 @@ bool UpdateConditions(json::object& status, const std::vector<NamespaceCondition
     }
     json::object* old = nullptr;
     for (json::value& c : conditions) {
-      if (c.is_object() && api::Object::GetString(c.get_object(), "type") == fine.type) {
-        old = &c.get_object();
+      if (c.is_object() && api::Object::GetString(c.as_object(), "type") == fine.type) {
+        old = &c.as_object();
       }
     }
     if (old == nullptr) {
@@ -198,9 +196,9 @@ bool UpdateConditions(json::object& status, const std::vector<NamespaceCondition
 api::Object FinalizeRequest(const api::Object& ns, std::string_view token) {
   api::Object out = ns;
   std::set<std::string> rest;
-  if (const json::array* fin = api::FindArray(ns.doc(), {"spec", "finalizers"})) {
-    for (const json::value& f : *fin) {
-      if (f.is_string() && f.get_string() != token) rest.insert(std::string(f.get_string()));
+  if (api::ArrayView fin = api::FindArray(ns.view(), {"spec", "finalizers"})) {
+    for (api::View f : *fin) {
+      if (f.is_string() && f.as_string() != token) rest.insert(std::string(f.as_string()));
     }
   }
   json::array list;

@@ -80,21 +80,21 @@ util::StatusOr<std::unique_ptr<NodeLifecycleController>> NodeLifecycleController
   };
   nodes_handler->update = [raw](const api::ObjectPtr& old_node, const api::ObjectPtr& n) {
     if (old_node == n) return;  // resync
-    const json::value* a = api::Find(old_node->doc(), {"spec", "taints"});
-    const json::value* b = api::Find(n->doc(), {"spec", "taints"});
+    api::View a = api::Find(old_node->view(), {"spec", "taints"});
+    api::View b = api::Find(n->view(), {"spec", "taints"});
     const bool same = (!a && !b) || (a && b && *a == *b);
     if (!same) raw->evictions_->Enqueue({"", std::string(n->name())});
   };
   auto pods_handler = std::make_shared<client::ResourceEventHandlerFuncs>();
   auto enqueue_pod_node = [raw](const api::ObjectPtr& p) {
-    std::string_view node = api::FindString(p->doc(), {"spec", "nodeName"});
+    std::string_view node = api::FindString(p->view(), {"spec", "nodeName"});
     if (!node.empty()) raw->evictions_->Enqueue({"", std::string(node)});
   };
   pods_handler->add = [enqueue_pod_node](const api::ObjectPtr& p, bool) { enqueue_pod_node(p); };
   pods_handler->update = [enqueue_pod_node](const api::ObjectPtr& old_pod,
                                             const api::ObjectPtr& p) {
-    if (api::FindString(old_pod->doc(), {"spec", "nodeName"}) !=
-        api::FindString(p->doc(), {"spec", "nodeName"})) {
+    if (api::FindString(old_pod->view(), {"spec", "nodeName"}) !=
+        api::FindString(p->view(), {"spec", "nodeName"})) {
       enqueue_pod_node(p);
     }
   };
@@ -129,7 +129,7 @@ void NodeLifecycleController::MonitorNodeHealth(std::stop_token stop) {
   for (const api::ObjectPtr& lease : leases_->indexer().List()) {
     if (lease->namespace_() != kLeaseNamespace) continue;
     renew[std::string(lease->name())] =
-        std::string(api::FindString(lease->doc(), {"spec", "renewTime"}));
+        std::string(api::FindString(lease->view(), {"spec", "renewTime"}));
   }
   std::vector<api::ObjectPtr> nodes = nodes_->indexer().List();
   std::map<std::string, std::vector<std::string>> zone_ready;
@@ -326,8 +326,8 @@ void NodeLifecycleController::MarkPodsNotReady(const api::Object& node, WallTime
   for (const api::ObjectPtr& pod : *pods) {
     if (stop.stop_requested()) return;
     bool ready = false;
-    if (const json::array* conds = api::FindArray(pod->doc(), {"status", "conditions"})) {
-      for (const json::value& c : *conds) {
+    if (api::ArrayView conds = api::FindArray(pod->view(), {"status", "conditions"})) {
+      for (const api::View c : *conds) {
         if (c.is_object() && api::Object::GetString(c.get_object(), "type") == "Ready" &&
             api::Object::GetString(c.get_object(), "status") == "True") {
           ready = true;

@@ -22,7 +22,7 @@ EvictionPlan DecideEvictions(const std::vector<Taint>& node_taints,
   if (no_execute.empty()) return plan;
   for (const api::ObjectPtr& pod : pods) {
     if (pod->being_deleted()) continue;
-    std::string_view phase = api::FindString(pod->doc(), {"status", "phase"});
+    std::string_view phase = api::FindString(pod->view(), {"status", "phase"});
     if (phase == "Succeeded" || phase == "Failed") continue;
     std::vector<Toleration> tolerations = PodTolerations(*pod);
     if (options.implicit_toleration_seconds) {

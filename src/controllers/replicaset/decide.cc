@@ -12,11 +12,11 @@ namespace converge::controllers::replicaset {
 namespace json = boost::json;
 
 int64_t SpecReplicas(const api::Object& rs) {
-  return api::FindInt(rs.doc(), {"spec", "replicas"}, 1);
+  return api::FindInt(rs.view(), {"spec", "replicas"}, 1);
 }
 
 int64_t MinReadySeconds(const api::Object& rs) {
-  return api::FindInt(rs.doc(), {"spec", "minReadySeconds"}, 0);
+  return api::FindInt(rs.view(), {"spec", "minReadySeconds"}, 0);
 }
 
 ReplicaPlan DecideReplicas(const Snapshot& s) {
@@ -35,7 +35,7 @@ ReplicaPlan DecideReplicas(const Snapshot& s) {
 
 ReplicaSetStatus ReplicaSetStatus::FromObject(const api::Object& rs) {
   ReplicaSetStatus st;
-  const json::object* s = api::FindObject(rs.doc(), {"status"});
+  api::ObjectView s = api::FindObject(rs.view(), {"status"});
   if (s == nullptr) return st;
   st.replicas = api::FindInt(*s, {"replicas"});
   st.fully_labeled_replicas = api::FindInt(*s, {"fullyLabeledReplicas"});

@@ -27,9 +27,9 @@ bool IsReplicaSetRef(const OwnerRef& ref) {
 }
 
 bool SameLabels(const api::Object& a, const api::Object& b) {
-  const json::object* la = a.labels();
-  const json::object* lb = b.labels();
-  return (la ? *la : json::object()) == (lb ? *lb : json::object());
+  const api::ObjectView la = a.labels();
+  const api::ObjectView lb = b.labels();
+  return (la.empty() && lb.empty()) || la == lb;
 }
 
 }  // namespace
@@ -53,7 +53,7 @@ std::vector<api::ObjectPtr> ReplicaSetController::ReplicaSetsMatching(
   client::Lister lister(options_.replica_sets);
   for (const api::ObjectPtr& rs : lister.List(pod.namespace_())) {
     auto selector =
-        api::LabelSelector::FromLabelSelector(api::Find(rs->doc(), {"spec", "selector"}));
+        api::LabelSelector::FromLabelSelector(api::Find(rs->view(), {"spec", "selector"}));
     if (!selector.ok() || selector->Empty() || !selector->Matches(pod.labels())) continue;
     out.push_back(rs);
   }
@@ -250,7 +250,8 @@ client::ReconcileResult ReplicaSetController::Sync(const api::ObjectKey& key,
     return client::ReconcileResult::Done();
   }
   bool satisfied = expectations_.SatisfiedExpectations(key);
-  auto selector = api::LabelSelector::FromLabelSelector(api::Find(rs->doc(), {"spec", "selector"}));
+  auto selector =
+      api::LabelSelector::FromLabelSelector(api::Find(rs->view(), {"spec", "selector"}));
   if (!selector.ok()) {
     // Validation prevents this; retrying cannot help.
     return client::ReconcileResult::Terminal(

@@ -40,11 +40,8 @@ std::optional<api::Object> DesiredRootCaConfigMap(const api::Object& ns_object,
   }
   // As upstream: the data is exactly the bundle (other keys go), and the description is there.
   const json::value* have = current->doc().if_contains("data");
-  const json::object* annotations = current->annotations();
-  const json::value* description =
-      annotations ? annotations->if_contains(kDescriptionAnnotation) : nullptr;
   const bool described =
-      description && description->is_string() && !description->get_string().empty();
+      !current->annotations().if_contains(kDescriptionAnnotation).as_string().empty();
   if (have && have->is_object() && have->get_object() == data && described) return std::nullopt;
   api::Object cm = *current;
   cm.mutable_doc()["data"] = data;

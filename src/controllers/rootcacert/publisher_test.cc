@@ -44,7 +44,7 @@ TEST(RootCaConfigMapTest, ChangedDataIsPutBackAndExtraKeysGo) {
   ASSERT_TRUE(fixed.has_value());
   EXPECT_EQ(fixed->resource_version(), "7") << "an update of what was read";
   EXPECT_EQ(json::value(fixed->doc().at("data")), (json::object{{"ca.crt", kCa}}));
-  EXPECT_EQ(json::value(fixed->annotations()->at("kept")), "yes");
+  EXPECT_EQ(fixed->annotation("kept"), "yes");
 
   // A new CA bundle replaces the old one.
   std::optional<api::Object> rotated = DesiredRootCaConfigMap(Namespace("team"), &*fixed, "new");

@@ -13,7 +13,7 @@ namespace {
 const api::GroupVersionResource kJobs{"batch", "v1", "jobs"};
 
 bool NeedsCleanup(const api::Object& job) {
-  return api::Find(job.doc(), {"spec", "ttlSecondsAfterFinished"}) != nullptr &&
+  return api::Find(job.view(), {"spec", "ttlSecondsAfterFinished"}) != nullptr &&
          job::IsFinished(job) && !job.being_deleted();
 }
 
@@ -41,7 +41,7 @@ TtlDecision DecideTtl(const api::Object& job, util::Clock::WallTime now) {
   std::optional<util::Clock::WallTime> finished = job::FinishTime(job);
   if (!finished) return {};  // finished without a time: upstream waits for one
   const auto ttl =
-      std::chrono::seconds(api::FindInt(job.doc(), {"spec", "ttlSecondsAfterFinished"}));
+      std::chrono::seconds(api::FindInt(job.view(), {"spec", "ttlSecondsAfterFinished"}));
   const util::Clock::WallTime expire_at = *finished + ttl;
   if (now >= expire_at) return {TtlDecision::Action::kDelete, {}};
   return {TtlDecision::Action::kRequeueAfter,
