@@ -163,6 +163,19 @@ TEST_F(LifecycleTest, GcDeletesPodsWhenNotOrphaning) {
       << Count(*client_, kPods, ns_);
 }
 
+// The controllers read the pods their informers hold (compact, api/json_view.h) through views:
+// none builds a pod's Boost.JSON tree, which would bring back the memory compact objects save.
+TEST_F(LifecycleTest, ControllersReadPodsWithoutBuildingTheirTrees) {
+  api::Object rs = Create(kReplicaSets, ReplicaSetObject("readers-rs", "readers"));
+  const uint64_t before = api::CompactMaterializations();
+  constexpr int kCount = 20;
+  for (int i = 0; i < kCount; ++i)
+    Create(kPods, PodObject("p" + std::to_string(i), {OwnerRef(rs)}));
+  WaitUntilTheCollectorHasSeenThePods();
+  // A few other objects may be built (the ReplicaSet); one per pod would be a reader on doc().
+  EXPECT_LT(api::CompactMaterializations() - before, 5u);
+}
+
 // "should orphan pods created by rc if delete options say so"
 TEST_F(LifecycleTest, GcOrphansPodsIfDeleteOptionsSaySo) {
   api::Object rs = Create(kReplicaSets, ReplicaSetObject("simpletest-rs", "orphan"));
