@@ -100,8 +100,6 @@ class View {
   bool is_string() const { return kind() == json::kind::string; }
   bool is_object() const { return kind() == json::kind::object; }
   bool is_array() const { return kind() == json::kind::array; }
-  // Whether this is a JSON null or absent.
-  bool is_absent_or_null() const { return !*this || is_null(); }
 
   // Typed reads: empty (or a false view) when the value is of another kind.
   std::optional<std::string_view> if_string() const;
