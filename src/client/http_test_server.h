@@ -14,6 +14,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -106,6 +107,16 @@ class TestHttpServer {
   std::vector<TestRequest> requests() const {
     std::lock_guard lock(mu_);
     return requests_;
+  }
+  // Waits until the server has read at least n requests (its connection threads may lag the
+  // client on a loaded machine); false when `limit` passes first.
+  bool WaitForRequests(size_t n, std::chrono::milliseconds limit = std::chrono::seconds(30)) const {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (requests().size() < n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return true;
   }
   int connections_accepted() const { return accepted_.load(); }
   int open_connections() const {

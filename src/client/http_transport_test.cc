@@ -173,6 +173,8 @@ TEST(HttpTransportTest, RequestTimeoutIsDeadlineExceeded) {
   // The error names the request, whose body went into the HTTP message (and to the server).
   EXPECT_EQ(resp.status().message(), "POST " + server.url() + "/slow: timed out");
   gate.Open();
+  // The client gave up after 50 ms; the server's thread may read the request later than that.
+  ASSERT_TRUE(server.WaitForRequests(1));
   ASSERT_EQ(server.requests().size(), 1u);
   EXPECT_EQ(server.requests()[0].body, R"({"kind":"Pod"})");
 }
