@@ -121,6 +121,11 @@ TEST_F(BenchSmokeTest, E2e) {
   EXPECT_GE(Number(o, "startup_p99_ms"), p50);
   // Startup is measured within the run: no pod can take longer than the whole scale-up.
   EXPECT_LE(Number(o, "startup_p99_ms"), seconds * 1000 + 1);
+  // Startup split where the pod is first seen bound: each part of every pod is within its whole.
+  EXPECT_GT(Number(o, "scheduling_p50_ms"), 0);
+  EXPECT_GT(Number(o, "bound_to_ready_p50_ms"), 0);
+  EXPECT_LE(Number(o, "scheduling_p99_ms"), Number(o, "startup_p99_ms"));
+  EXPECT_LE(Number(o, "bound_to_ready_p99_ms"), Number(o, "startup_p99_ms"));
   EXPECT_GT(Number(o, "api_p99_ms"), 0);
   // A running control plane with 3 nodes and 10 pods holds at least a few MB and at most GBs.
   double rss = Number(o, "peak_rss_bytes");
