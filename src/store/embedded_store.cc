@@ -287,7 +287,7 @@ util::StatusOr<RangeResponse> EmbeddedStore::RangeAt(const RangeRequest& req, Re
   std::vector<RevisionPair> revs;
   const size_t limit = req.limit > 0 ? static_cast<size_t>(req.limit) : SIZE_MAX;
   int64_t count = 0;
-  index_->Visit(req.key, req.range_end, rev, [&](const std::string&, const KeyState& state) {
+  index_->Visit(req.key, req.range_end, rev, [&](std::string_view, const KeyState& state) {
     ++count;
     if (!req.count_only && revs.size() < limit) revs.push_back(state.mod);
     return true;

@@ -1,6 +1,8 @@
 #include "store/index.h"
 
+#include <cstring>
 #include <mutex>
+#include <new>
 
 namespace converge::store {
 
@@ -18,59 +20,78 @@ util::Status Inconsistent(RevisionPair rev, std::string_view key, std::string_vi
 
 }  // namespace
 
-Index::KeyMap::const_iterator Index::FindLocked(std::string_view key) const {
-  auto h = by_key_.find(key);
-  return h == by_key_.end() ? keys_.end() : KeyMap::const_iterator(h->second);
+Index::Entry* Index::NewEntry(std::string_view key) {
+  void* block = ::operator new(sizeof(Entry) + key.size());
+  Entry* e = new (block) Entry;
+  e->key_size = static_cast<uint32_t>(key.size());
+  if (!key.empty()) std::memcpy(static_cast<char*>(block) + sizeof(Entry), key.data(), key.size());
+  return e;
 }
 
-Index::KeyMap::iterator Index::FindOrAddLocked(std::string_view key) {
-  if (auto h = by_key_.find(key); h != by_key_.end()) return h->second;
-  auto it = keys_.emplace(std::string(key), KeyIndex()).first;
-  by_key_.emplace(std::string_view(it->first), it);
-  return it;
+void Index::FreeEntry(Entry* e) {
+  e->~Entry();
+  ::operator delete(static_cast<void*>(e));
+}
+
+Index::~Index() {
+  for (Entry* e : keys_) FreeEntry(e);
+}
+
+Index::Entry* Index::FindLocked(std::string_view key) const {
+  auto h = by_key_.find(key);
+  return h == by_key_.end() ? nullptr : *h;
+}
+
+Index::Entry* Index::FindOrAddLocked(std::string_view key) {
+  if (auto h = by_key_.find(key); h != by_key_.end()) return *h;
+  Entry* e = NewEntry(key);
+  keys_.insert(e);
+  by_key_.insert(e);
+  return e;
 }
 
 std::optional<KeyState> Index::Get(std::string_view key, Revision at) const {
   std::shared_lock lock(mu_);
-  auto it = FindLocked(key);
-  if (it == keys_.end()) return std::nullopt;
-  return at == kLatest ? it->second.Latest() : it->second.Get(at);
+  const Entry* e = FindLocked(key);
+  if (e == nullptr) return std::nullopt;
+  return at == kLatest ? e->index.Latest() : e->index.Get(at);
 }
 
 void Index::Visit(std::string_view start, std::string_view end, Revision at,
                   const VisitFn& fn) const {
   std::shared_lock lock(mu_);
   if (end.empty()) {
-    auto it = FindLocked(start);
-    if (it == keys_.end()) return;
-    auto state = at == kLatest ? it->second.Latest() : it->second.Get(at);
-    if (state) fn(it->first, *state);
+    const Entry* e = FindLocked(start);
+    if (e == nullptr) return;
+    auto state = at == kLatest ? e->index.Latest() : e->index.Get(at);
+    if (state) fn(e->key(), *state);
     return;
   }
   if (RangeIsEmpty(start, end)) return;
   const bool to_end = end.size() == 1 && end[0] == '\0';
   for (auto it = keys_.lower_bound(start); it != keys_.end(); ++it) {
-    if (!to_end && std::string_view(it->first) >= end) break;
-    auto state = at == kLatest ? it->second.Latest() : it->second.Get(at);
-    if (state && !fn(it->first, *state)) return;
+    const Entry* e = *it;
+    if (!to_end && e->key() >= end) break;
+    auto state = at == kLatest ? e->index.Latest() : e->index.Get(at);
+    if (state && !fn(e->key(), *state)) return;
   }
 }
 
 void Index::Apply(const std::vector<Change>& changes) {
   std::unique_lock lock(mu_);
   for (const Change& c : changes) {
-    auto it = FindOrAddLocked(c.key);
+    KeyIndex& ki = FindOrAddLocked(c.key)->index;
     if (c.tombstone) {
-      it->second.Tombstone(c.rev);
+      ki.Tombstone(c.rev);
     } else {
-      it->second.Put(c.rev);
+      ki.Put(c.rev);
     }
   }
 }
 
 util::Status Index::Restore(RevisionPair rev, const RecordView& r, Revision lenient_upto) {
   std::unique_lock lock(mu_);
-  KeyIndex& ki = FindOrAddLocked(r.key)->second;
+  KeyIndex& ki = FindOrAddLocked(r.key)->index;
   const bool lenient = rev.main <= lenient_upto;
   if (rev <= ki.LastRevision()) return Inconsistent(rev, r.key, "revisions out of order");
   const std::optional<KeyState> latest = ki.Latest();
@@ -110,16 +131,18 @@ std::optional<std::string> Index::CompactChunk(Revision at, const std::string& f
   std::unique_lock lock(mu_);
   auto it = keys_.lower_bound(from);
   for (size_t n = 0; it != keys_.end() && n < max_keys; ++n) {
-    it->second.Compact(at, dropped);
-    if (it->second.IsEmpty()) {
-      by_key_.erase(std::string_view(it->first));
+    Entry* e = *it;
+    e->index.Compact(at, dropped);
+    if (e->index.IsEmpty()) {
+      by_key_.erase(e);
       it = keys_.erase(it);
+      FreeEntry(e);
     } else {
       ++it;
     }
   }
   if (it == keys_.end()) return std::nullopt;
-  return it->first;
+  return std::string((*it)->key());
 }
 
 size_t Index::KeyCount() const {
@@ -129,8 +152,8 @@ size_t Index::KeyCount() const {
 
 std::vector<RevisionPair> Index::RevisionsForTest(std::string_view key) const {
   std::shared_lock lock(mu_);
-  auto it = FindLocked(key);
-  return it == keys_.end() ? std::vector<RevisionPair>{} : it->second.AllRevisions();
+  const Entry* e = FindLocked(key);
+  return e == nullptr ? std::vector<RevisionPair>{} : e->index.AllRevisions();
 }
 
 }  // namespace converge::store

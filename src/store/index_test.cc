@@ -16,8 +16,8 @@ RevisionPair IndexRev(Revision main) {
 std::vector<std::string> VisibleKeys(const Index& index, std::string_view start,
                                      std::string_view end, Revision at = Index::kLatest) {
   std::vector<std::string> out;
-  index.Visit(start, end, at, [&](const std::string& key, const KeyState&) {
-    out.push_back(key);
+  index.Visit(start, end, at, [&](std::string_view key, const KeyState&) {
+    out.emplace_back(key);
     return true;
   });
   return out;

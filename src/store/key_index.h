@@ -40,6 +40,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -73,7 +74,9 @@ class KeyIndex {
   std::optional<KeyState> Get(Revision at) const;
   // The newest state if the key is live.
   std::optional<KeyState> Latest() const;
-  bool IsLive() const { return !generations_.empty() && !generations_.back().revs.empty(); }
+  bool IsLive() const {
+    return large_ ? !large_->empty() && !large_->back().revs.empty() : !rev_.IsZero();
+  }
   // The newest revision held (a tombstone if the key is deleted); zero if none.
   RevisionPair LastRevision() const;
 
@@ -82,7 +85,8 @@ class KeyIndex {
   void Compact(Revision at, std::vector<RevisionPair>* dropped);
   // True when nothing is held: the key may be forgotten.
   bool IsEmpty() const {
-    return generations_.empty() || (generations_.size() == 1 && generations_[0].revs.empty());
+    return large_ ? large_->empty() || (large_->size() == 1 && (*large_)[0].revs.empty())
+                  : rev_.IsZero();
   }
 
   // Every revision held, ascending (for tests and consistency checks).
@@ -96,8 +100,21 @@ class KeyIndex {
     std::vector<RevisionPair> revs;
   };
 
-  // Invariant: generations_ is empty or its last element is open (holds no tombstone).
-  std::vector<Generation> generations_;
+  // The general form: invariant, empty or its last element is open (holds no tombstone).
+  std::vector<Generation>& Large();
+  // Back to the small form when the general one holds no more than it can.
+  void Normalize();
+
+  // Most keys hold one revision: an Event is written once, and compaction leaves any other key
+  // its newest revision. Such a key is held in the small form, here, without an allocation:
+  // large_ null, and one open generation created at created_ whose only revision is rev_ with
+  // version first_version_ — or nothing, when rev_ is zero (no write has revision 0). Anything
+  // else lives in *large_. (The general form alone costs ~90 bytes more per key: a generation
+  // and its revisions are two allocations.)
+  Revision created_ = 0;
+  int64_t first_version_ = 0;
+  RevisionPair rev_;
+  std::unique_ptr<std::vector<Generation>> large_;
 };
 
 }  // namespace converge::store

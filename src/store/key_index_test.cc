@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <vector>
+
 namespace converge::store {
 namespace {
 
@@ -126,6 +129,121 @@ TEST(KeyIndexTest, RestoreStartsAGenerationMidWay) {
   std::vector<RevisionPair> dropped;
   orphan.Compact(6, &dropped);
   EXPECT_TRUE(orphan.IsEmpty());
+}
+
+// A key written once is held without an allocation (the small form) until it is written again
+// or deleted; compacting it back to one revision returns it there. The answers must not depend
+// on the form: every sequence below is checked against a plain model of the documented rules.
+class ModelKey {
+ public:
+  void Put(RevisionPair r) {
+    if (gens_.empty() || !gens_.back().open) gens_.push_back({r.main, 1, {}, true});
+    if (gens_.back().revs.empty()) {
+      gens_.back().created = r.main;
+      gens_.back().first_version = 1;
+    }
+    gens_.back().revs.push_back(r);
+  }
+  bool Tombstone(RevisionPair r) {
+    if (!IsLive()) return false;
+    gens_.back().revs.push_back(r);
+    gens_.back().open = false;
+    return true;
+  }
+  bool IsLive() const { return !gens_.empty() && gens_.back().open && !gens_.back().revs.empty(); }
+  std::optional<KeyState> Get(Revision at) const {
+    for (auto g = gens_.rbegin(); g != gens_.rend(); ++g) {
+      if (g->revs.empty() || g->revs.front().main > at) continue;
+      if (!g->open && g->revs.back().main <= at) return std::nullopt;
+      int64_t j = 0;
+      while (j + 1 < static_cast<int64_t>(g->revs.size()) && g->revs[j + 1].main <= at) ++j;
+      return KeyState{g->revs[j], g->created, g->first_version + j};
+    }
+    return std::nullopt;
+  }
+  void Compact(Revision at, std::vector<RevisionPair>* dropped) {
+    while (!gens_.empty() && !gens_.front().open && gens_.front().revs.back().main < at) {
+      dropped->insert(dropped->end(), gens_.front().revs.begin(), gens_.front().revs.end());
+      gens_.erase(gens_.begin());
+    }
+    if (gens_.empty()) return;
+    Gen& g = gens_.front();
+    int64_t j = -1;
+    while (j + 1 < static_cast<int64_t>(g.revs.size()) && g.revs[j + 1].main <= at) ++j;
+    if (j > 0 && g.revs[j].main == at) --j;
+    if (j > 0) {
+      dropped->insert(dropped->end(), g.revs.begin(), g.revs.begin() + j);
+      g.revs.erase(g.revs.begin(), g.revs.begin() + j);
+      g.first_version += j;
+    }
+  }
+  std::vector<RevisionPair> All() const {
+    std::vector<RevisionPair> all;
+    for (const Gen& g : gens_) all.insert(all.end(), g.revs.begin(), g.revs.end());
+    return all;
+  }
+
+ private:
+  struct Gen {
+    Revision created;
+    int64_t first_version;
+    std::vector<RevisionPair> revs;
+    bool open;
+  };
+  std::vector<Gen> gens_;
+};
+
+TEST(KeyIndexTest, AnswersDoNotDependOnHowTheKeyIsHeld) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 300; ++round) {
+    SCOPED_TRACE(round);
+    KeyIndex ki;
+    ModelKey model;
+    Revision next = 1, compacted = 0;
+    for (int step = 0; step < 12; ++step) {
+      switch (rng() % 4) {
+        case 0:
+        case 1:
+          ki.Put(R(next));
+          model.Put(R(next));
+          ++next;
+          break;
+        case 2: {
+          const bool live = model.IsLive();
+          EXPECT_EQ(ki.Tombstone(R(next)), live);
+          model.Tombstone(R(next));
+          if (live) ++next;
+          break;
+        }
+        case 3: {
+          compacted = std::min<Revision>(next - 1, compacted + static_cast<Revision>(rng() % 4));
+          std::vector<RevisionPair> got, want;
+          ki.Compact(compacted, &got);
+          model.Compact(compacted, &want);
+          EXPECT_EQ(got, want);
+          break;
+        }
+      }
+      EXPECT_EQ(ki.IsLive(), model.IsLive());
+      EXPECT_EQ(ki.AllRevisions(), model.All());
+      EXPECT_EQ(ki.IsEmpty(), model.All().empty());
+      EXPECT_EQ(ki.LastRevision(), model.All().empty() ? RevisionPair{} : model.All().back());
+      for (Revision at = compacted; at <= next; ++at) {
+        std::optional<KeyState> a = ki.Get(at), b = model.Get(at);
+        ASSERT_EQ(a.has_value(), b.has_value()) << "at " << at;
+        if (a) {
+          EXPECT_EQ(a->mod, b->mod);
+          EXPECT_EQ(a->create_revision, b->create_revision);
+          EXPECT_EQ(a->version, b->version);
+        }
+      }
+      std::optional<KeyState> latest = ki.Latest();
+      ASSERT_EQ(latest.has_value(), model.IsLive());
+      if (latest) {
+        EXPECT_EQ(latest->version, model.Get(next)->version);
+      }
+    }
+  }
 }
 
 }  // namespace

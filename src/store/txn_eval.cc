@@ -67,8 +67,8 @@ util::Status ValidateBranch(const std::vector<RequestOp>& ops, size_t* bytes) {
 }  // namespace
 
 util::Status IndexView::List(std::string_view start, std::string_view end, std::vector<Item>* out) {
-  index_->Visit(start, end, at_, [out](const std::string& key, const KeyState& state) {
-    out->push_back(Item{key, state, nullptr});
+  index_->Visit(start, end, at_, [out](std::string_view key, const KeyState& state) {
+    out->push_back(Item{std::string(key), state, nullptr});
     return true;
   });
   return util::Status::Ok();
