@@ -27,9 +27,23 @@ std::string JoinContainerNames(const std::vector<std::string>& names) {
   return out + "]";
 }
 
+// The rarely set texts of a container (util::HeapOptional: nothing on the heap while empty).
+void SetRare(util::HeapOptional<std::string>& field, std::string text) {
+  if (text.empty()) {
+    field = std::nullopt;
+  } else {
+    field = std::move(text);
+  }
+}
+
+const std::string& Rare(const util::HeapOptional<std::string>& field) {
+  static const std::string* const empty = new std::string;
+  return field ? *field : *empty;
+}
+
 void SetWaiting(ContainerRun& c, std::string reason, std::string message = {}) {
   c.waiting_reason = std::move(reason);
-  c.waiting_message = std::move(message);
+  SetRare(c.waiting_message, std::move(message));
 }
 
 std::optional<WallTime> Rfc3339(api::ObjectView o, std::string_view key) {
@@ -202,7 +216,8 @@ void PodMachine::ProcessContainer(ContainerRun& c, NodeRuntime& node, WallTime t
       if (!c.due || *c.due > t) return;
       const std::string& image = c.spec.image;
       if (c.pull_fails) {
-        std::string message = "Failed to pull image " + QuoteName(image) + ": " + c.pull_error;
+        std::string message =
+            "Failed to pull image " + QuoteName(image) + ": " + Rare(c.pull_error);
         Emit(out, t, &c, kWarning, "Failed", message);
         Emit(out, t, &c, kWarning, "Failed", "Error: ErrImagePull");
         SetWaiting(c, "ErrImagePull", message);
@@ -285,9 +300,9 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
   if (backoffs_ && backoffs_->image.IsInBackOffSinceUpdate(c.image_ref, t)) {
     Emit(out, t, &c, kNormal, "BackOff", "Back-off pulling image " + QuoteName(image));
     Emit(out, t, &c, kWarning, "Failed", "Error: ImagePullBackOff");
-    SetWaiting(
-        c, "ImagePullBackOff",
-        "Back-off pulling image " + QuoteName(image) + ": ErrImagePull: " + c.last_pull_error);
+    SetWaiting(c, "ImagePullBackOff",
+               "Back-off pulling image " + QuoteName(image) +
+                   ": ErrImagePull: " + Rare(c.last_pull_error));
     WallTime end = t;
     backoffs_->image.EndOfBackOff(c.image_ref, &end);
     c.stage = ContainerStage::kStarting;
@@ -319,7 +334,7 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
   c.pull_requested = t;
   c.pull_started = ticket.start;
   c.pull_fails = !exists;
-  c.pull_error = error;
+  SetRare(c.pull_error, error);
   c.due = ticket.done;
   if (ticket.done <= t) ProcessContainer(c, node, t, out);
 }
@@ -338,7 +353,7 @@ void PodMachine::StartContainer(ContainerRun& c, WallTime t, MachineOutput* out)
   c.stage = ContainerStage::kRunning;
   c.due.reset();
   c.waiting_reason.clear();
-  c.waiting_message.clear();
+  c.waiting_message = std::nullopt;
   c.terminated.reset();
   c.started_at = t;
   c.ready = false;
@@ -743,8 +758,8 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
         if (api::Object::GetString(s, "name") != c.spec.name) continue;
         c.restart_count = static_cast<int>(api::FindInt(s, {"restartCount"}));
         c.instance = c.restart_count;
-        c.image_id = std::string(api::Object::GetString(s, "imageID"));
-        c.image_ref = std::string(api::Object::GetString(s, "image"));
+        c.image_id = api::Object::GetString(s, "imageID");
+        c.image_ref = api::Object::GetString(s, "image");
         if (api::ObjectView last = api::FindObject(s, {"lastState", "terminated"})) {
           TerminatedState lt;
           lt.exit_code = static_cast<int>(api::FindInt(*last, {"exitCode"}));

@@ -41,6 +41,7 @@
 #include "kubelet/node_runtime.h"
 #include "kubelet/pod_spec.h"
 #include "util/heap_optional.h"
+#include "util/shared_text.h"
 
 namespace converge::kubelet {
 
@@ -116,21 +117,22 @@ struct TerminatedState {
 };
 
 // One container of a pod machine, held for every container of every pod on every simulated node:
-// the rare parts (terminations) are on the heap and the small fields are grouped, which keeps it
-// at 512 bytes (a static_assert below holds it there).
+// the rare parts (terminations, error messages) are on the heap, the image's names are shared
+// with every container that runs the same image (util::SharedText), and the small fields are
+// grouped, which keeps it within 448 bytes (a static_assert below holds it there).
 struct ContainerRun {
   ContainerSpecView spec;
   std::optional<WallTime> due;
-  std::string waiting_reason;  // shown while not running and not terminated
-  std::string waiting_message;
+  std::string waiting_reason;                       // shown while not running and not terminated
+  util::HeapOptional<std::string> waiting_message;  // set with some reasons (ErrImagePull...)
   // The image as a runtime reports it, once started: normalized reference and imageID.
-  std::string image_ref;
-  std::string image_id;
+  util::SharedText image_ref;
+  util::SharedText image_id;
   // A pull in flight.
   WallTime pull_requested;
   WallTime pull_started;
-  std::string pull_error;
-  std::string last_pull_error;
+  util::HeapOptional<std::string> pull_error;  // when the pull in flight will fail
+  util::HeapOptional<std::string> last_pull_error;
   // The running instance.
   std::string container_id;
   WallTime started_at;
@@ -158,8 +160,8 @@ struct ContainerRun {
            !restart_wanted;
   }
 };
-// 512 is a jemalloc size class; one byte more costs 128 (the 640 class) per container.
-static_assert(sizeof(ContainerRun) <= 512);
+// 448 is a jemalloc size class; one byte more costs 64 (the 512 class) per container.
+static_assert(sizeof(ContainerRun) <= 448);
 
 enum class PodStage {
   kNew,          // not yet admitted

@@ -52,8 +52,8 @@ json::object ContainerStatus(const ContainerRun& c) {
   json::object s;
   s["name"] = c.spec.name;
   const bool ever_started = c.instance > 0;
-  s["image"] = ever_started && !c.image_ref.empty() ? c.image_ref : c.spec.image;
-  s["imageID"] = ever_started ? c.image_id : "";
+  s["image"] = ever_started && !c.image_ref.empty() ? c.image_ref.str() : c.spec.image;
+  s["imageID"] = ever_started ? c.image_id.str() : std::string();
   if (ever_started && !c.container_id.empty()) s["containerID"] = c.container_id;
   json::object state;
   if (c.running()) {
@@ -65,7 +65,7 @@ json::object ContainerStatus(const ContainerRun& c) {
   } else {
     json::object waiting;
     waiting["reason"] = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason;
-    if (!c.waiting_message.empty()) waiting["message"] = c.waiting_message;
+    if (c.waiting_message && !c.waiting_message->empty()) waiting["message"] = *c.waiting_message;
     state["waiting"] = std::move(waiting);
   }
   s["state"] = std::move(state);

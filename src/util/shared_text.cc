@@ -1,0 +1,58 @@
+#include "util/shared_text.h"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+
+namespace converge::util {
+namespace {
+
+struct Table {
+  std::mutex mu;
+  // By text; an entry whose text every holder let go of is dropped when the table has doubled
+  // since the last sweep, so the table stays within twice the texts in use.
+  std::unordered_map<std::string, std::weak_ptr<const std::string>> texts;
+  size_t sweep_at = 64;
+};
+
+Table& TheTable() {
+  static Table* const table = new Table;  // never destroyed: holders may outlive statics
+  return *table;
+}
+
+}  // namespace
+
+SharedText& SharedText::operator=(std::string_view text) {
+  if (text.empty()) {
+    text_.reset();
+    return *this;
+  }
+  if (text_ && *text_ == text) return *this;
+  Table& t = TheTable();
+  std::lock_guard lock(t.mu);
+  auto [it, inserted] = t.texts.try_emplace(std::string(text));
+  std::shared_ptr<const std::string> shared = it->second.lock();
+  if (!shared) {
+    shared = std::make_shared<const std::string>(it->first);
+    it->second = shared;
+  }
+  text_ = std::move(shared);
+  if (inserted && t.texts.size() >= t.sweep_at) {
+    std::erase_if(t.texts, [](const auto& entry) { return entry.second.expired(); });
+    t.sweep_at = std::max<size_t>(64, 2 * t.texts.size());
+  }
+  return *this;
+}
+
+const std::string& SharedText::Empty() {
+  static const std::string* const empty = new std::string;
+  return *empty;
+}
+
+size_t SharedText::TableSizeForTest() {
+  Table& t = TheTable();
+  std::lock_guard lock(t.mu);
+  return t.texts.size();
+}
+
+}  // namespace converge::util
