@@ -36,8 +36,10 @@ enum Special : uint32_t {
 };
 
 constexpr uint32_t kInternedKey = 0x8000'0000u;
-// Offsets are 29 bits of words.
-constexpr size_t kMaxWords = size_t{1} << 29;
+// A string value's payload with this bit set is an id in the value table; offsets in the block
+// take the other 28 bits.
+constexpr uint32_t kInternedValue = uint32_t{1} << 28;
+constexpr size_t kMaxWords = kInternedValue;
 constexpr int64_t kSmallIntLimit = int64_t{1} << 28;
 // Equal strings up to this length are stored once per tree.
 constexpr size_t kMaxSharedString = 64;
@@ -77,89 +79,150 @@ double DoubleAt(const uint32_t* base, uint32_t at) {
   return v;
 }
 
-// The process-wide key table. Ids are handed out in order and never reused; an id's name is
-// written before the id is returned, and a tree naming it reaches other threads only through
-// whatever synchronization hands them the tree.
-class KeyTable {
+// A process-wide table of interned strings: ids are handed out in order and never reused (a tree
+// names them without counting references, so an entry lives as long as the process). An id's text
+// is written before the id is returned, and a tree naming it reaches other threads only through
+// whatever synchronization hands them the tree, so reading a text by id takes no lock.
+class InternTable {
  public:
-  static KeyTable& Get() {
-    static KeyTable* table = new KeyTable();  // never destroyed: trees may outlive statics
-    return *table;
-  }
-
-  // The id of `key`, interning it if there is room; kNone when there is not.
   static constexpr uint32_t kNone = ~0u;
-  uint32_t Find(std::string_view key) {
-    thread_local boost::unordered_flat_map<std::string_view, uint32_t> seen;
-    if (auto it = seen.find(key); it != seen.end()) return it->second;
-    if (key.size() > kMaxInternedKey) return kNone;
-    uint32_t id = kNone;
-    std::string_view stored;
-    {
-      std::shared_lock lock(mu_);
-      if (auto it = ids_.find(key); it != ids_.end()) {
-        id = it->second;
-        stored = it->first;
-      }
+
+  // The id of `s`, or kNone. The caller holds a shared lock of mutex().
+  uint32_t FindLocked(std::string_view s) const {
+    auto it = ids_.find(s);
+    return it == ids_.end() ? kNone : it->second;
+  }
+  // The id of `s`, interning it if the table has room (kNone when it has not); `stored` is set to
+  // the table's copy of the text. Takes the lock.
+  uint32_t Add(std::string_view s, std::string_view* stored) {
+    std::unique_lock lock(mu_);
+    if (auto it = ids_.find(s); it != ids_.end()) {
+      *stored = it->first;
+      return it->second;
     }
-    if (id == kNone) {
-      std::unique_lock lock(mu_);
-      if (auto it = ids_.find(key); it != ids_.end()) {
-        id = it->second;
-        stored = it->first;
-      } else {
-        if (count_ >= kMaxInternedKeys) return kNone;
-        id = static_cast<uint32_t>(count_);
-        stored = names_.emplace_back(key);
-        std::string_view*& chunk = chunks_[id / kChunk];
-        if (chunk == nullptr) {
-          chunk = new std::string_view[kChunk];
-          published_[id / kChunk].store(chunk, std::memory_order_release);
-        }
-        chunk[id % kChunk] = stored;
-        ids_.emplace(stored, id);
-        bytes_ += key.size();
-        ++count_;
-      }
+    if (count_ >= kCapacity) return kNone;
+    const auto id = static_cast<uint32_t>(count_);
+    *stored = texts_.emplace_back(s);
+    std::string_view*& chunk = chunks_[id / kChunk];
+    if (chunk == nullptr) {
+      chunk = new std::string_view[kChunk];
+      published_[id / kChunk].store(chunk, std::memory_order_release);
     }
-    seen.emplace(stored, id);
+    chunk[id % kChunk] = *stored;
+    ids_.emplace(*stored, id);
+    bytes_ += s.size();
+    ++count_;
     return id;
   }
 
-  std::string_view Name(uint32_t id) const {
+  std::string_view Text(uint32_t id) const {
     return published_[id / kChunk].load(std::memory_order_acquire)[id % kChunk];
   }
 
-  KeyTableStats Stats() {
+  InternTableStats Stats() const {
     std::shared_lock lock(mu_);
     return {count_, bytes_};
   }
 
+  std::shared_mutex& mutex() const { return mu_; }
+
+  static constexpr size_t kCapacity = size_t{1} << 16;
+
  private:
   static constexpr size_t kChunk = 1024;
-  std::shared_mutex mu_;
+  mutable std::shared_mutex mu_;
   boost::unordered_flat_map<std::string_view, uint32_t> ids_;
-  std::deque<std::string> names_;  // stable: views into it stay valid
-  std::array<std::string_view*, kMaxInternedKeys / kChunk> chunks_{};
-  std::array<std::atomic<const std::string_view*>, kMaxInternedKeys / kChunk> published_{};
+  std::deque<std::string> texts_;  // stable: views into it stay valid
+  std::array<std::string_view*, kCapacity / kChunk> chunks_{};
+  std::array<std::atomic<const std::string_view*>, kCapacity / kChunk> published_{};
   size_t count_ = 0;
   size_t bytes_ = 0;
 };
+static_assert(InternTable::kCapacity == kMaxInternedKeys);
+
+// The keys of every tree: a key of at most kMaxInternedKey bytes is interned when first seen (an
+// API's keys are few), so a member's key costs a word. Each thread remembers the ids it has used.
+InternTable& Keys() {
+  static InternTable* table = new InternTable();  // never destroyed: trees may outlive statics
+  return *table;
+}
+
+uint32_t FindKey(std::string_view key) {
+  thread_local boost::unordered_flat_map<std::string_view, uint32_t> seen;
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  if (key.size() > kMaxInternedKey) return InternTable::kNone;
+  uint32_t id;
+  std::string_view stored;
+  {
+    std::shared_lock lock(Keys().mutex());
+    id = Keys().FindLocked(key);
+  }
+  if (id == InternTable::kNone) {
+    id = Keys().Add(key, &stored);
+    if (id == InternTable::kNone) return id;
+  } else {
+    stored = Keys().Text(id);
+  }
+  seen.emplace(stored, id);
+  return id;
+}
+
+// String values every object repeats ("IfNotPresent", "registry.k8s.io/pause:3.9", a ReplicaSet's
+// name and uid in each of its pods' ownerReferences, condition types): ~800 of a Running pod's
+// ~2,150 compact bytes. A value is interned once a thread has built it into kAdmitAfter trees;
+// until then each tree stores its own copy. Values that name one object (its name, uid, IP,
+// container ID) appear only in that object's few versions, so they stay in the tree. Since entries
+// are never freed, values that only ever grow in number are kept out whatever their frequency:
+// timestamps (every second of a busy cluster's life would add one) — the table fills with what
+// recurs instead, and once full, new values are stored in trees as before.
+InternTable& Values() {
+  static InternTable* table = new InternTable();  // never destroyed: trees may outlive statics
+  return *table;
+}
+
+constexpr uint32_t kAdmitAfter = 16;
+// Distinct values a thread counts before it starts counting afresh: enough that a value in every
+// tree reaches kAdmitAfter long before, few enough that the counts stay small.
+constexpr size_t kCountedValues = 4096;
+
+// Whether `s` reads as an RFC 3339 time ("2026-12-07T11:47:07Z" and longer forms).
+bool LooksLikeTime(std::string_view s) {
+  return s.size() >= 20 && s[4] == '-' && s[7] == '-' && s[10] == 'T' && s[13] == ':' &&
+         s[16] == ':';
+}
+
+// Counts that `s` was built into one more tree on this thread; true when it has now been built
+// into kAdmitAfter of them (the caller interns it).
+bool CountValue(std::string_view s) {
+  thread_local boost::unordered_flat_map<uint64_t, uint32_t> counts;
+  if (counts.size() >= kCountedValues) counts.clear();
+  return ++counts[std::hash<std::string_view>()(s)] == kAdmitAfter && !LooksLikeTime(s);
+}
 
 std::string_view KeyOf(const uint32_t* base, uint32_t key_word) {
-  if (key_word & kInternedKey) return KeyTable::Get().Name(key_word & ~kInternedKey);
+  if (key_word & kInternedKey) return Keys().Text(key_word & ~kInternedKey);
   return StringAt(base, key_word);
+}
+
+// The text of a string value's payload: a record in the block, or an interned value.
+std::string_view ValueString(const uint32_t* base, uint32_t payload) {
+  if (payload & kInternedValue) return Values().Text(payload & ~kInternedValue);
+  return StringAt(base, payload);
 }
 
 // The strings a tree being built holds (views into the source document), by content.
 using StringOffsets = boost::unordered_flat_map<std::string_view, uint32_t>;
 
 // Writes a tree into a thread's scratch words, then copies them into a block of the exact size.
+// The caller holds a shared lock of the value table while it builds, and interns the values
+// collected in `admit` after (CountValue).
 class Builder {
  public:
-  Builder(std::vector<uint32_t>* out, StringOffsets* strings) : out_(*out), strings_(*strings) {
+  Builder(std::vector<uint32_t>* out, StringOffsets* strings, std::vector<std::string_view>* admit)
+      : out_(*out), strings_(*strings), admit_(*admit) {
     out_.clear();
     strings_.clear();
+    admit_.clear();
     out_.push_back(0);  // length
     out_.push_back(0);  // root
   }
@@ -176,11 +239,14 @@ class Builder {
  private:
   uint32_t Offset() const { return static_cast<uint32_t>(out_.size()); }
 
-  uint32_t String(std::string_view s) {
+  // The offset of a record of `s` in the block; `added` (if given) says whether this call wrote it.
+  uint32_t String(std::string_view s, bool* added = nullptr) {
     const bool shared = s.size() <= kMaxSharedString;
+    if (added != nullptr) *added = false;
     if (shared) {
       if (auto it = strings_.find(s); it != strings_.end()) return it->second;
     }
+    if (added != nullptr) *added = true;
     const uint32_t at = Offset();
     out_.push_back(static_cast<uint32_t>(s.size()));
     const size_t words = (s.size() + 3) / 4;
@@ -194,9 +260,21 @@ class Builder {
   }
 
   uint32_t Key(std::string_view key) {
-    const uint32_t id = KeyTable::Get().Find(key);
-    if (id != KeyTable::kNone) return id | kInternedKey;
+    const uint32_t id = FindKey(key);
+    if (id != InternTable::kNone) return id | kInternedKey;
     return String(key);
+  }
+
+  // A string value's payload: its id in the value table, or its record in the block.
+  uint32_t StringValue(std::string_view s) {
+    if (s.size() > kMaxSharedString) return String(s);
+    if (const uint32_t id = Values().FindLocked(s); id != InternTable::kNone) {
+      return id | kInternedValue;
+    }
+    bool added;
+    const uint32_t at = String(s, &added);
+    if (added && CountValue(s)) admit_.push_back(s);
+    return at;
   }
 
   uint32_t Eight(const void* bytes) {
@@ -266,7 +344,7 @@ class Builder {
       }
       case json::kind::string:
         if (v.get_string().empty()) return Word(kSpecial, kEmptyString);
-        return Word(kString, String(v.get_string()));
+        return Word(kString, StringValue(v.get_string()));
       case json::kind::array: return Array(v.get_array());
       case json::kind::object: return Object(v.get_object());
     }
@@ -275,6 +353,7 @@ class Builder {
 
   std::vector<uint32_t>& out_;
   StringOffsets& strings_;
+  std::vector<std::string_view>& admit_;
 };
 
 }  // namespace
@@ -282,8 +361,15 @@ class Builder {
 CompactTree CompactTree::Build(const json::object& doc) {
   thread_local std::vector<uint32_t> scratch;
   thread_local StringOffsets strings;
-  Builder builder(&scratch, &strings);
-  Words words = builder.Finish(doc);
+  thread_local std::vector<std::string_view> admit;
+  Words words;
+  {
+    std::shared_lock lock(Values().mutex());
+    Builder builder(&scratch, &strings, &admit);
+    words = builder.Finish(doc);
+  }
+  std::string_view stored;
+  for (std::string_view s : admit) Values().Add(s, &stored);
   // A huge document's scratch is not kept for the thread's life.
   if (scratch.capacity() > (size_t{1} << 20)) std::vector<uint32_t>().swap(scratch);
   if (strings.size() > 4096) StringOffsets().swap(strings);
@@ -297,8 +383,12 @@ ObjectView CompactTree::root() const {
   return {kEmptyContainer, 0};
 }
 
-KeyTableStats KeyTableSize() {
-  return KeyTable::Get().Stats();
+InternTableStats KeyTableSize() {
+  return Keys().Stats();
+}
+
+InternTableStats ValueTableSize() {
+  return Values().Stats();
 }
 
 // ---- View ----
@@ -335,7 +425,7 @@ std::optional<std::string_view> View::if_string() const {
     return std::nullopt;
   }
   if (rep_ == Rep::kCompact) {
-    if (TagOf(word_) == kString) return StringAt(base_, PayloadOf(word_));
+    if (TagOf(word_) == kString) return ValueString(base_, PayloadOf(word_));
     if (word_ == Word(kSpecial, kEmptyString)) return std::string_view();
   }
   return std::nullopt;

@@ -6,7 +6,8 @@
 // per string: a Running pod is 7.8 KB as a tree against 2.7 KB of JSON text. The compact tree
 // (CompactTree) holds the same document read-only in one block of 4-byte words: 8 bytes per
 // member, keys named by a process-wide intern table, small integers inline, equal strings stored
-// once — ~2.5 KB for that pod.
+// once, and string values every pod repeats (an image, a ReplicaSet's name) named by a second
+// table — ~1.3 KB for that pod.
 //
 // Readers that go through these views read either form at the speed of a Boost.JSON read; readers
 // that ask an Object for its Boost.JSON tree (Object::doc()) make a compact object build one, once,
@@ -47,7 +48,8 @@ class ArrayView;
 // in words, word 1 the root value. A value word carries a 3-bit tag and a 29-bit payload:
 //   special   null, false, true, "", {}, [] inline
 //   small int a signed 29-bit integer inline
-//   string    word offset of {byte length, bytes padded to 4}
+//   string    word offset of {byte length, bytes padded to 4}; or, with the payload's top bit
+//             set, an id in the process-wide table of values that recur across trees
 //   object    word offset of {count, count × (key, value)[, count × member index sorted by key]}
 //             (the sorted index only for objects of more than kIndexedObject members)
 //   array     word offset of {count, count × value}
@@ -63,7 +65,7 @@ class CompactTree {
 
   CompactTree() = default;  // empty: holds no document
 
-  // The compact form of `doc`; empty when it does not fit the encoding (a tree over 2 GiB).
+  // The compact form of `doc`; empty when it does not fit the encoding (a tree over 1 GiB).
   static CompactTree Build(const json::object& doc);
 
   explicit operator bool() const { return words_ != nullptr; }
@@ -329,13 +331,16 @@ std::string_view GetString(ObjectView o, std::string_view key);
 
 // The keys the process-wide table holds (a key of at most kMaxInternedKey bytes is interned when
 // first seen, until the table holds kMaxInternedKeys; later keys are stored in each tree).
-struct KeyTableStats {
-  size_t keys = 0;
+struct InternTableStats {
+  size_t entries = 0;
   size_t bytes = 0;
 };
 inline constexpr size_t kMaxInternedKey = 64;
 inline constexpr size_t kMaxInternedKeys = 1 << 16;
-KeyTableStats KeyTableSize();
+InternTableStats KeyTableSize();
+// The string values the process-wide table holds (values that recur across trees: see
+// json_view.cc).
+InternTableStats ValueTableSize();
 
 }  // namespace converge::api
 

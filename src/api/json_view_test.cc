@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <string>
 #include <thread>
@@ -178,7 +180,7 @@ TEST(CompactTreeTest, APodIsAThirdOfItsBoostJsonTree) {
   CompactTree tree = CompactTree::Build(ParsePod());
   // The text is ~1,900 bytes; equal strings are stored once and keys are interned.
   EXPECT_LT(tree.bytes(), 1700u);
-  EXPECT_GT(KeyTableSize().keys, 40u);
+  EXPECT_GT(KeyTableSize().entries, 40u);
 }
 
 TEST(CompactTreeTest, KeysThatAreNotInternedAreStoredInTheTree) {
@@ -262,6 +264,62 @@ TEST(CompactTreeTest, TreesBuiltOnManyThreadsShareTheKeyTable) {
   }
   for (std::thread& t : builders) t.join();
   EXPECT_EQ(wrong.load(), 0);
+}
+
+// A text no earlier test (or run of this test) has built: the value table is process-wide.
+std::string FreshText(std::string_view what) {
+  static std::atomic<int> next{0};
+  return std::string(what) + "-" + std::to_string(::getpid()) + "-" + std::to_string(++next);
+}
+
+TEST(CompactTreeTest, AValueThatRecursAcrossTreesIsStoredOnceForAll) {
+  const std::string recurring = FreshText("registry.example/recurring:1.0");
+  const size_t values_before = ValueTableSize().entries;
+  std::vector<CompactTree> trees;
+  for (int i = 0; i < 40; ++i) {
+    json::object doc{{"image", recurring}, {"name", FreshText("pod")}};
+    trees.push_back(CompactTree::Build(doc));
+    EXPECT_EQ(ToJson(trees.back().root()), doc);
+  }
+  // Only the recurring value went to the table (each name was built into one tree).
+  EXPECT_EQ(ValueTableSize().entries, values_before + 1);
+  // The first trees hold the value's bytes, the last ones name it.
+  EXPECT_EQ(trees.front().bytes() - trees.back().bytes(), 4 + (recurring.size() + 3) / 4 * 4);
+  EXPECT_EQ(trees.back().root().if_contains("image").if_string(), recurring);
+  // Either form reads and compares the same.
+  EXPECT_TRUE(trees.front().root().if_contains("image") ==
+              trees.back().root().if_contains("image"));
+}
+
+TEST(CompactTreeTest, TimesAreNeverInternedHoweverOftenTheyRecur) {
+  // A time no other test builds: the table must not grow with a cluster's clock.
+  const std::string time = "2099-01-01T00:00:" + std::to_string(10 + ::getpid() % 50) + "Z";
+  const size_t values_before = ValueTableSize().entries;
+  for (int i = 0; i < 40; ++i) {
+    json::object doc{{"creationTimestamp", time}};
+    CompactTree tree = CompactTree::Build(doc);
+    EXPECT_EQ(tree.root().if_contains("creationTimestamp").if_string(), time);
+  }
+  EXPECT_EQ(ValueTableSize().entries, values_before);
+}
+
+TEST(CompactTreeTest, TreesBuiltOnManyThreadsShareTheValueTable) {
+  const std::string recurring = FreshText("shared-value");
+  std::vector<std::thread> builders;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    builders.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        json::object doc{{"image", recurring}, {"n", i}};
+        CompactTree tree = CompactTree::Build(doc);
+        if (ToJson(tree.root()) != doc) ++wrong;
+      }
+    });
+  }
+  for (std::thread& t : builders) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  CompactTree last = CompactTree::Build(json::object{{"image", recurring}});
+  EXPECT_EQ(last.bytes(), CompactTree::Build(json::object{{"image", ""}}).bytes());
 }
 
 }  // namespace
