@@ -1,6 +1,7 @@
 #include "store/index.h"
 
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 
@@ -44,10 +45,17 @@ Index::Entry* Index::FindLocked(std::string_view key) const {
 
 Index::Entry* Index::FindOrAddLocked(std::string_view key) {
   if (auto h = by_key_.find(key); h != by_key_.end()) return *h;
-  Entry* e = NewEntry(key);
-  keys_.insert(e);
-  by_key_.insert(e);
-  return e;
+  // The set and the hash hold the same entries: if an insert throws (out of memory), what the
+  // other took is undone and the entry freed.
+  std::unique_ptr<Entry, decltype(&FreeEntry)> e(NewEntry(key), &FreeEntry);
+  const auto at = keys_.insert(e.get()).first;
+  try {
+    by_key_.insert(e.get());
+  } catch (...) {
+    keys_.erase(at);
+    throw;
+  }
+  return e.release();
 }
 
 std::optional<KeyState> Index::Get(std::string_view key, Revision at) const {

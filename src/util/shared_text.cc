@@ -1,17 +1,25 @@
 #include "util/shared_text.h"
 
 #include <algorithm>
+#include <functional>
 #include <mutex>
 #include <unordered_map>
 
 namespace converge::util {
 namespace {
 
+// Looks texts up by view, without building a std::string for each lookup.
+struct TextHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view text) const { return std::hash<std::string_view>()(text); }
+};
+
 struct Table {
   std::mutex mu;
   // By text; an entry whose text every holder let go of is dropped when the table has doubled
   // since the last sweep, so the table stays within twice the texts in use.
-  std::unordered_map<std::string, std::weak_ptr<const std::string>> texts;
+  std::unordered_map<std::string, std::weak_ptr<const std::string>, TextHash, std::equal_to<>>
+      texts;
   size_t sweep_at = 64;
 };
 
@@ -30,7 +38,9 @@ SharedText& SharedText::operator=(std::string_view text) {
   if (text_ && *text_ == text) return *this;
   Table& t = TheTable();
   std::lock_guard lock(t.mu);
-  auto [it, inserted] = t.texts.try_emplace(std::string(text));
+  auto it = t.texts.find(text);
+  const bool inserted = it == t.texts.end();
+  if (inserted) it = t.texts.emplace(std::string(text), std::weak_ptr<const std::string>()).first;
   std::shared_ptr<const std::string> shared = it->second.lock();
   if (!shared) {
     shared = std::make_shared<const std::string>(it->first);
