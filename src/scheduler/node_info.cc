@@ -8,20 +8,21 @@ namespace json = boost::json;
 
 NodeFactsPtr NewNodeFacts(api::ObjectPtr node) {
   auto facts = std::make_shared<NodeFacts>();
-  const json::object& doc = node->doc();
+  // Read through views: the node is shared and held compact; asking it for its Boost.JSON tree
+  // would build one per node version that lives as long as the node (~7 KB a node).
+  const api::ObjectView doc = node->view();
   facts->name = std::string(node->name());
   facts->labels = ParseLabels(node->labels());
   facts->taints = ParseTaints(api::FindArray(doc, {"spec", "taints"}));
   facts->unschedulable = api::FindBool(doc, {"spec", "unschedulable"});
-  const json::object* alloc = api::FindObject(doc, {"status", "allocatable"});
-  if (!alloc || alloc->empty()) alloc = api::FindObject(doc, {"status", "capacity"});
+  api::ObjectView alloc = api::FindObject(doc, {"status", "allocatable"});
+  if (!alloc || alloc.empty()) alloc = api::FindObject(doc, {"status", "capacity"});
   facts->allocatable = ResourceListToResource(alloc);
-  if (const json::array* conds = api::FindArray(doc, {"status", "conditions"})) {
-    for (const json::value& c : *conds) {
-      if (!c.is_object()) continue;
-      facts->conditions.emplace_back(std::string(api::FindString(c.get_object(), {"type"})),
-                                     std::string(api::FindString(c.get_object(), {"status"})));
-    }
+  for (api::View c : api::FindArray(doc, {"status", "conditions"})) {
+    const api::ObjectView o = c.if_object();
+    if (!o) continue;
+    facts->conditions.emplace_back(std::string(api::GetString(o, "type")),
+                                   std::string(api::GetString(o, "status")));
   }
   facts->node = std::move(node);
   return facts;
