@@ -110,7 +110,8 @@ void PodMachine::Emit(MachineOutput* out, WallTime t, const ContainerRun* c, std
   if (!out) return;
   std::string path;
   if (c)
-    path = std::string(c->init ? "spec.initContainers{" : "spec.containers{") + c->spec.name + "}";
+    path = std::string(c->init ? "spec.initContainers{" : "spec.containers{") + c->spec.name.str() +
+           "}";
   out->events.push_back(
       {std::move(type), std::move(reason), std::move(message), std::move(path), t});
 }
@@ -274,10 +275,11 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
     if (crash_backoff.IsInBackOffSince(key, finished, t)) {
       std::string delay = GoDurationMillis(crash_backoff.Get(key));
       SetWaiting(c, "CrashLoopBackOff",
-                 "back-off " + delay + " restarting failed container=" + c.spec.name +
+                 "back-off " + delay + " restarting failed container=" + c.spec.name.str() +
                      " pod=" + spec_.FormatPod());
       Emit(out, t, &c, kWarning, "BackOff",
-           "Back-off restarting failed container " + c.spec.name + " in pod " + spec_.FormatPod());
+           "Back-off restarting failed container " + c.spec.name.str() + " in pod " +
+               spec_.FormatPod());
       c.due = finished + crash_backoff.Get(key);
       return;
     }
@@ -341,15 +343,15 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
 
 void PodMachine::StartContainer(ContainerRun& c, WallTime t, MachineOutput* out) {
   ++c.instance;
-  auto ref = ParseImageReference(c.spec.image);
+  auto ref = ParseImageReference(c.spec.image.str());
   if (ref.ok()) {
     c.image_ref = ref->normalized;
     c.image_id = ImageId(*ref);
   }
-  c.container_id =
-      "converge-sim://" + HexId(spec_.uid + "/" + c.spec.name + "/" + std::to_string(c.instance));
-  Emit(out, t, &c, kNormal, "Created", "Created container: " + c.spec.name);
-  Emit(out, t, &c, kNormal, "Started", "Started container " + c.spec.name);
+  c.container_id = "converge-sim://" +
+                   HexId(spec_.uid + "/" + c.spec.name.str() + "/" + std::to_string(c.instance));
+  Emit(out, t, &c, kNormal, "Created", "Created container: " + c.spec.name.str());
+  Emit(out, t, &c, kNormal, "Started", "Started container " + c.spec.name.str());
   c.stage = ContainerStage::kRunning;
   c.due.reset();
   c.waiting_reason.clear();
@@ -456,7 +458,7 @@ void PodMachine::Progress(NodeRuntime& node, WallTime t, MachineOutput* out) {
         // Init failure with restartPolicy Never: the pod has failed.
         for (ContainerRun& s : init_) {
           if (s.running())
-            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name);
+            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name.str());
         }
         stage_ = PodStage::kTerminating;
         kill_deadline_ = t + options_.minimum_grace;
@@ -483,7 +485,7 @@ void PodMachine::Progress(NodeRuntime& node, WallTime t, MachineOutput* out) {
         // Sidecars are stopped once the main containers are done.
         for (ContainerRun& s : init_) {
           if (s.running())
-            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name);
+            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name.str());
         }
         stage_ = PodStage::kTerminating;
         kill_deadline_ = t + options_.minimum_grace;
@@ -514,7 +516,7 @@ void PodMachine::BeginTermination(NodeRuntime& node, WallTime t, MachineOutput* 
   for (auto* list : {&app_, &init_}) {
     for (ContainerRun& c : *list) {
       if (c.running()) {
-        Kill(c, t, deadline, out, "Stopping container " + c.spec.name);
+        Kill(c, t, deadline, out, "Stopping container " + c.spec.name.str());
       } else if (c.stage != ContainerStage::kExited) {
         c.due.reset();  // nothing starts any more
       } else {
@@ -684,7 +686,7 @@ void PodMachine::Update(PodSpecView spec, NodeRuntime& node, WallTime now, Machi
     if (!image_changed || stage_ != PodStage::kActive || deletion_started) continue;
     if (c.running()) {
       Emit(out, now, &c, kNormal, "Killing",
-           "Container " + c.spec.name + " definition changed, will be restarted");
+           "Container " + c.spec.name.str() + " definition changed, will be restarted");
       c.killing = true;
       c.exit_code = 0;
       c.exit_reason = "Completed";
@@ -717,7 +719,8 @@ void PodMachine::Remove(NodeRuntime& node, WallTime now, MachineOutput* out) {
   for (auto* list : {&app_, &init_}) {
     for (ContainerRun& c : *list) {
       if (!c.running()) continue;
-      if (!c.killing) Emit(out, now, &c, kNormal, "Killing", "Stopping container " + c.spec.name);
+      if (!c.killing)
+        Emit(out, now, &c, kNormal, "Killing", "Stopping container " + c.spec.name.str());
       c.killing = true;
       c.exit_code = 137;
       c.exit_reason = "Error";

@@ -257,7 +257,9 @@ class PodMachine {
   void RecomputeConditions(WallTime t);
   void Emit(MachineOutput* out, WallTime t, const ContainerRun* c, std::string type,
             std::string reason, std::string message) const;
-  std::string CrashKey(const ContainerRun& c) const { return c.spec.name + "@" + c.spec.image; }
+  std::string CrashKey(const ContainerRun& c) const {
+    return c.spec.name.str() + "@" + c.spec.image.str();
+  }
   bool RestartWanted(const ContainerRun& c, int exit_code) const;
 
   PodSpecView spec_;

@@ -50,9 +50,9 @@ json::object Terminated(const TerminatedState& t) {
 
 json::object ContainerStatus(const ContainerRun& c) {
   json::object s;
-  s["name"] = c.spec.name;
+  s["name"] = c.spec.name.str();
   const bool ever_started = c.instance > 0;
-  s["image"] = ever_started && !c.image_ref.empty() ? c.image_ref.str() : c.spec.image;
+  s["image"] = ever_started && !c.image_ref.empty() ? c.image_ref.str() : c.spec.image.str();
   s["imageID"] = ever_started ? c.image_id.str() : std::string();
   if (ever_started && !c.container_id.empty()) s["containerID"] = c.container_id;
   json::object state;
