@@ -371,7 +371,7 @@ void Kubelet::Apply(const api::ObjectKey& key, Change change, WallTime now) {
   }
   MachineOutput out;
   if (it == pods_.end()) {
-    NodeRuntime* node = RuntimeFor(s.spec.node_name);
+    NodeRuntime* node = RuntimeFor(s.spec.node_name.str());
     if (!node) return;
     PodEntry e;
     e.node = node;

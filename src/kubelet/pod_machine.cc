@@ -52,10 +52,10 @@ std::optional<WallTime> Rfc3339(api::ObjectView o, std::string_view key) {
 
 }  // namespace
 
-// One machine per pod: 150,000 pods are 150,000 of these. jemalloc's size classes here are 512,
-// 640 and 768 bytes: keep it within 640 (the rare parts, backoffs and condition texts, are on
-// the heap).
-static_assert(sizeof(PodMachine) <= 640, "PodMachine outgrew jemalloc's 640-byte size class");
+// One machine per pod: 150,000 pods are 150,000 of these. jemalloc's size classes here are 448,
+// 512 and 640 bytes: keep it within 512 (the rare parts, backoffs, condition and rejection texts,
+// are on the heap; the texts alike for a node's pods are shared).
+static_assert(sizeof(PodMachine) <= 512, "PodMachine outgrew jemalloc's 512-byte size class");
 
 namespace {
 const MachineOptions kDefaultMachineOptions;
@@ -144,8 +144,7 @@ void PodMachine::Admit(NodeRuntime& node, WallTime t, MachineOutput* out) {
           node.Admit(spec_.uid, {spec_.cpu_request_milli, spec_.memory_request_bytes})) {
     stage_ = PodStage::kTerminal;
     phase_ = "Failed";
-    reason_ = rejection->reason;
-    message_ = "Pod was rejected: " + rejection->message;
+    text_ = ConditionState::Text{rejection->reason, "Pod was rejected: " + rejection->message};
     Emit(out, t, nullptr, kWarning, rejection->reason, rejection->message);
     return;
   }
@@ -548,7 +547,7 @@ void PodMachine::BecomeTerminal(NodeRuntime& node, WallTime) {
 
 // Upstream's getPhase over the containers' states.
 void PodMachine::ComputePhase() {
-  if (!reason_.empty() && stage_ == PodStage::kTerminal && !admitted_ && !start_time_) {
+  if (!reason().empty() && stage_ == PodStage::kTerminal && !admitted_ && !start_time_) {
     phase_ = "Failed";  // rejected at admission
     return;
   }
@@ -821,9 +820,12 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
   adopt_list(app_, "containerStatuses");
   if (terminal) {
     stage_ = PodStage::kTerminal;
-    phase_ = std::string(phase);
-    reason_ = std::string(api::Object::GetString(status, "reason"));
-    message_ = std::string(api::Object::GetString(status, "message"));
+    phase_ = phase == "Succeeded" ? "Succeeded" : "Failed";
+    std::string_view reason = api::Object::GetString(status, "reason");
+    std::string_view message = api::Object::GetString(status, "message");
+    if (!reason.empty() || !message.empty()) {
+      text_ = ConditionState::Text{std::string(reason), std::string(message)};
+    }
     for (auto* list : {&init_, &app_}) {
       for (ContainerRun& c : *list) c.due.reset();
     }

@@ -119,7 +119,7 @@ struct TerminatedState {
 // One container of a pod machine, held for every container of every pod on every simulated node:
 // the rare parts (terminations, error messages) are on the heap, the image's names are shared
 // with every container that runs the same image (util::SharedText), and the small fields are
-// grouped, which keeps it within 448 bytes (a static_assert below holds it there).
+// grouped, which keeps it within 384 bytes (a static_assert below holds it there).
 struct ContainerRun {
   ContainerSpecView spec;
   std::optional<WallTime> due;
@@ -160,8 +160,8 @@ struct ContainerRun {
            !restart_wanted;
   }
 };
-// 448 is a jemalloc size class; one byte more costs 64 (the 512 class) per container.
-static_assert(sizeof(ContainerRun) <= 448);
+// 384 is a jemalloc size class; one byte more costs 64 (the 448 class) per container.
+static_assert(sizeof(ContainerRun) <= 384);
 
 enum class PodStage {
   kNew,          // not yet admitted
@@ -224,8 +224,10 @@ class PodMachine {
   const PodSpecView& spec() const { return spec_; }
   PodStage stage() const { return stage_; }
   std::string_view phase() const { return phase_; }
-  const std::string& reason() const { return reason_; }    // rejection reason ("OutOfcpu")
-  const std::string& message() const { return message_; }  // rejection message
+  // The pod's status reason and message: a rejection at admission ("OutOfcpu"), or those of
+  // the terminal status a previous kubelet reported.
+  std::string_view reason() const { return text_ ? std::string_view(text_->reason) : ""; }
+  std::string_view message() const { return text_ ? std::string_view(text_->message) : ""; }
   const std::string& pod_ip() const { return pod_ip_; }
   const std::string& host_ip() const { return host_ip_; }
   std::optional<WallTime> start_time() const { return start_time_; }
@@ -265,18 +267,18 @@ class PodMachine {
   PodSpecView spec_;
   const MachineOptions& options_;
   PodStage stage_ = PodStage::kNew;
-  std::string phase_ = "Pending";
-  std::string reason_;
-  std::string message_;
+  bool admitted_ = false;      // holds the node's resources and an IP
+  bool apps_started_ = false;  // initialization finished; app containers launched
+  // Always one of upstream's phase literals ("Pending", "Running", "Succeeded", "Failed").
+  std::string_view phase_ = "Pending";
+  util::HeapOptional<ConditionState::Text> text_;  // reason() and message(); most pods have none
   std::string pod_ip_;
-  std::string host_ip_;
+  util::SharedText host_ip_;  // the node's, alike for all its pods
   std::optional<WallTime> start_time_;
   WallTime decided_at_{};
-  bool admitted_ = false;  // holds the node's resources and an IP
   std::vector<ContainerRun> init_;
   std::vector<ContainerRun> app_;
-  size_t next_init_ = 0;       // the first init container not yet done
-  bool apps_started_ = false;  // initialization finished; app containers launched
+  size_t next_init_ = 0;  // the first init container not yet done
   WallTime kill_deadline_{};
   // The image-pull and crash backoffs, made by the first pull failure or restart: most pods
   // never have either.

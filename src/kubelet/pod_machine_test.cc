@@ -766,6 +766,30 @@ TEST(PodMachineTest, AdoptsWhatAPreviousKubeletStarted) {
   EXPECT_EQ(fresh.admitted_pods(), 1u);
 }
 
+TEST(PodMachineTest, AdoptedTerminalPodKeepsItsPhaseReasonAndMessage) {
+  Harness h;
+  PodTemplate t;
+  PodMachine& first = h.Add(t);
+  h.RunUntil(3);
+  json::object status = h.Status(first);
+  status["phase"] = "Failed";
+  status["reason"] = "Evicted";
+  status["message"] = "The node was low on resource: memory.";
+
+  NodeRuntimeOptions o;
+  o.node_name = "node-0";
+  NodeRuntime fresh(o);
+  PodMachine adopted(MakePodSpecView(MakePod(t)));
+  MachineOutput out;
+  adopted.Adopt(status, fresh, h.clock().WallNow(), &out);
+  EXPECT_EQ(adopted.phase(), "Failed");
+  json::object st = BuildPodStatus(adopted, "");
+  EXPECT_EQ(api::Object::GetString(st, "phase"), "Failed");
+  EXPECT_EQ(api::Object::GetString(st, "reason"), "Evicted");
+  EXPECT_EQ(api::Object::GetString(st, "message"), "The node was low on resource: memory.");
+  EXPECT_EQ(fresh.admitted_pods(), 0u) << "a terminal pod holds nothing";
+}
+
 TEST(PodMachineTest, AdoptedPodAlreadyBeingDeletedIsStoppedThenDeleted) {
   Harness h;
   PodTemplate t;

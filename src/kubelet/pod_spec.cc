@@ -152,7 +152,7 @@ PodSpecView MakePodSpecView(const api::Object& pod) {
   v.key = pod.key();
   v.uid = std::string(pod.uid());
   const api::ObjectView spec = api::FindObject(pod.view(), {"spec"});
-  v.node_name = std::string(api::Object::GetString(spec, "nodeName"));
+  v.node_name = api::Object::GetString(spec, "nodeName");
   std::string_view restart = api::Object::GetString(spec, "restartPolicy");
   v.restart_policy = restart == "Never"       ? RestartPolicy::kNever
                      : restart == "OnFailure" ? RestartPolicy::kOnFailure

@@ -74,7 +74,7 @@ struct ContainerSpecView {
 struct PodSpecView {
   api::ObjectKey key;
   std::string uid;
-  std::string node_name;
+  util::SharedText node_name;  // alike for the hundred-odd pods of a node
   std::vector<ContainerSpecView> init_containers;
   std::vector<ContainerSpecView> containers;
   RestartPolicy restart_policy = RestartPolicy::kAlways;
