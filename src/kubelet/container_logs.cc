@@ -157,7 +157,11 @@ PodLogView PodLogView::From(const PodMachine& m) {
       out.running = c.running();
       out.terminated = !c.running() && c.terminated.has_value();
       out.has_previous = c.last_terminated.has_value();
-      out.waiting_reason = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason;
+      // Only a waiting container's reason is ever read (LogStore::Serve): a running one's
+      // "ContainerCreating" would cost a look-up in the shared texts at every sync.
+      if (!out.running && !out.terminated) {
+        out.waiting_reason = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason;
+      }
       out.instance = c.instance;
       v.containers.push_back(std::move(out));
     }
@@ -230,9 +234,9 @@ WallTime InstanceLog::LineTime(uint64_t i, WallTime now) const {
 }
 
 std::string InstanceLog::LineText(uint64_t i, WallTime now) const {
-  const std::string prefix = "converge-sim: container " + name_;
+  const std::string prefix = "converge-sim: container " + name_.str();
   if (i == 0) {
-    return prefix + " started (image " + image_ + ", run " + std::to_string(instance_) + ")";
+    return prefix + " started (image " + image_.str() + ", run " + std::to_string(instance_) + ")";
   }
   const uint64_t n = TicksUpTo(now);
   const bool sig = sigterm_ && *sigterm_ <= now;

@@ -77,6 +77,33 @@ TEST(InstanceLogTest, KilledInstancesHaveNoLastWordsAndRingIsBounded) {
   EXPECT_EQ(log.Count(t0 + 200s), 101u);  // start + 100 ticks up to the exit
 }
 
+TEST(PodLogViewTest, FromAMachineTellsWaitingFromRunning) {
+  PodSpecView spec;
+  spec.key = {"default", "p"};
+  spec.uid = "uid";
+  spec.node_name = "n";
+  spec.containers = {{.name = "web", .image = "nginx:1.27"}};
+  PodMachine m(spec);
+  NodeRuntime node({.node_name = "n"});
+
+  PodLogView waiting = PodLogView::From(m);
+  EXPECT_EQ(waiting.uid, "uid");
+  ASSERT_EQ(waiting.containers.size(), 1u);
+  EXPECT_EQ(waiting.containers[0].name, "web");
+  EXPECT_FALSE(waiting.containers[0].running);
+  EXPECT_EQ(waiting.containers[0].waiting_reason, "ContainerCreating");
+  EXPECT_EQ(waiting.containers[0].instance, 0);
+
+  MachineOutput out;
+  m.Advance(node, WallTime{} + 1s, &out);  // admitted; the image pull takes 200 ms
+  m.Advance(node, WallTime{} + 5s, &out);
+  PodLogView running = PodLogView::From(m);
+  ASSERT_EQ(running.containers.size(), 1u);
+  EXPECT_TRUE(running.containers[0].running);
+  EXPECT_FALSE(running.containers[0].terminated);
+  EXPECT_EQ(running.containers[0].instance, 1);
+}
+
 class LogStoreTest : public ::testing::Test {
  protected:
   LogStoreTest() : store_({.clock = &clock_, .max_lines = 1000}) {}

@@ -78,12 +78,12 @@ struct KubeletEvent {
 struct ContainerLogRecord {
   enum class Kind { kStarted, kSigterm, kExited };
   Kind kind = Kind::kStarted;
-  std::string container;
+  util::SharedText container;
   int instance = 0;  // 1 for the first run, 2 after the first restart, ...
   WallTime time;
   // kStarted:
   std::string container_id;
-  std::string image;
+  util::SharedText image;
   Duration log_interval{0};
   // kSigterm:
   bool ignored = false;
