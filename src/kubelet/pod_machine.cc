@@ -96,6 +96,13 @@ PodMachine::PodMachine(PodSpecView spec, const MachineOptions* options)
   }
 }
 
+std::string PodMachine::ContainerId(const ContainerRun& c) const {
+  if (c.adopted_id) return *c.adopted_id;
+  if (!c.derived_id) return "";
+  return "converge-sim://" +
+         HexId(spec_.uid + "/" + c.spec.name.str() + "/" + std::to_string(c.instance));
+}
+
 const ContainerRun* PodMachine::FindContainer(std::string_view name) const {
   for (const auto* list : {&app_, &init_}) {
     for (const ContainerRun& c : *list) {
@@ -347,8 +354,8 @@ void PodMachine::StartContainer(ContainerRun& c, WallTime t, MachineOutput* out)
     c.image_ref = ref->normalized;
     c.image_id = ImageId(*ref);
   }
-  c.container_id = "converge-sim://" +
-                   HexId(spec_.uid + "/" + c.spec.name.str() + "/" + std::to_string(c.instance));
+  c.adopted_id.reset();
+  c.derived_id = true;
   Emit(out, t, &c, kNormal, "Created", "Created container: " + c.spec.name.str());
   Emit(out, t, &c, kNormal, "Started", "Started container " + c.spec.name.str());
   c.stage = ContainerStage::kRunning;
@@ -374,7 +381,7 @@ void PodMachine::StartContainer(ContainerRun& c, WallTime t, MachineOutput* out)
     r.container = c.spec.name;
     r.instance = c.instance;
     r.time = t;
-    r.container_id = c.container_id;
+    r.container_id = ContainerId(c);
     r.image = c.spec.image;
     r.log_interval = c.spec.behavior.log_interval;
     out->logs.push_back(std::move(r));
@@ -387,7 +394,7 @@ void PodMachine::ExitContainer(ContainerRun& c, WallTime t, MachineOutput* out) 
   term.reason = !c.exit_reason.empty() ? c.exit_reason : (c.exit_code == 0 ? "Completed" : "Error");
   term.started_at = c.started_at;
   term.finished_at = t;
-  term.container_id = c.container_id;
+  term.container_id = ContainerId(c);
   if (out) {
     ContainerLogRecord r;
     r.kind = ContainerLogRecord::Kind::kExited;
@@ -774,7 +781,7 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
         if (api::ObjectView running = api::FindObject(s, {"state", "running"})) {
           c.instance = c.restart_count + 1;
           c.stage = ContainerStage::kRunning;
-          c.container_id = std::string(api::Object::GetString(s, "containerID"));
+          SetRare(c.adopted_id, std::string(api::Object::GetString(s, "containerID")));
           c.started_at = Rfc3339(*running, "startedAt").value_or(now);
           c.ready_at = c.started_at + c.spec.behavior.readiness_delay;
           c.ready = api::FindBool(s, {"ready"}) || c.ready_at <= now;
@@ -789,7 +796,7 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
             r.container = c.spec.name;
             r.instance = c.instance;
             r.time = c.started_at;
-            r.container_id = c.container_id;
+            r.container_id = ContainerId(c);
             r.image = c.spec.image;
             r.log_interval = c.spec.behavior.log_interval;
             out->logs.push_back(std::move(r));
@@ -802,7 +809,7 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
           ts.finished_at = Rfc3339(*term, "finishedAt").value_or(now);
           ts.container_id = std::string(api::Object::GetString(*term, "containerID"));
           c.instance = c.restart_count + 1;
-          c.container_id = ts.container_id;
+          SetRare(c.adopted_id, ts.container_id);
           c.terminated = ts;
           c.stage = ContainerStage::kExited;
           c.waiting_reason.clear();

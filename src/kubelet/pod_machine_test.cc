@@ -538,6 +538,45 @@ TEST(PodMachineTest, CrashLoopBackOffStatus) {
   EXPECT_EQ(CondStatus(st, "Ready"), "False");
 }
 
+TEST(PodMachineTest, ContainerIdsNameOneInstanceEach) {
+  Harness h;
+  PodTemplate t;
+  t.annotations = {{"sim.converge.io/crash-after-seconds", "1"}};
+  PodMachine& m = h.Add(t);
+  PodTemplate other;
+  other.name = "q";
+  other.uid = "uid-2";
+  PodMachine& n = h.Add(other);
+  auto status_of = [&](const PodMachine& pod) {
+    json::object st = h.Status(pod);
+    return api::FindArray(st, {"containerStatuses"})->at(0).as_object();
+  };
+  EXPECT_FALSE(status_of(m).contains("containerID")) << "not started yet";
+  h.RunUntil(0.5);
+  const std::string first(api::Object::GetString(status_of(m), "containerID"));
+  EXPECT_THAT(first, ::testing::MatchesRegex("converge-sim://[0-9a-f]{64}"));
+  EXPECT_NE(api::Object::GetString(status_of(n), "containerID"), first) << "another pod's";
+  h.RunUntil(1.5);  // exited at 1.2: the terminated state names the same instance
+  EXPECT_EQ(api::Object::GetString(status_of(m), "containerID"), first);
+  EXPECT_EQ(api::FindString(status_of(m), {"state", "terminated", "containerID"}), first);
+  h.RunUntil(2.5);  // restarted at 2.2: a new instance, a new ID
+  const std::string second(api::Object::GetString(status_of(m), "containerID"));
+  EXPECT_THAT(second, ::testing::MatchesRegex("converge-sim://[0-9a-f]{64}"));
+  EXPECT_NE(second, first);
+  EXPECT_EQ(api::FindString(status_of(m), {"lastState", "terminated", "containerID"}), first);
+
+  // A new kubelet keeps the IDs the status reported, whatever their form.
+  json::object status = h.Status(m);
+  status["containerStatuses"].as_array()[0].as_object()["containerID"] = "containerd://abc";
+  NodeRuntime fresh({.node_name = "node-0"});
+  PodMachine adopted(MakePodSpecView(MakePod(t)));
+  MachineOutput out;
+  adopted.Adopt(status, fresh, h.clock().WallNow(), &out);
+  EXPECT_EQ(adopted.ContainerId(adopted.containers()[0]), "containerd://abc");
+  ASSERT_EQ(out.logs.size(), 1u);
+  EXPECT_EQ(out.logs[0].container_id, "containerd://abc");
+}
+
 TEST(PodMachineTest, ReadinessDelay) {
   Harness h;
   PodTemplate t;

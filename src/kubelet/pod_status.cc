@@ -48,13 +48,15 @@ json::object Terminated(const TerminatedState& t) {
   return o;
 }
 
-json::object ContainerStatus(const ContainerRun& c) {
+json::object ContainerStatus(const PodMachine& m, const ContainerRun& c) {
   json::object s;
   s["name"] = c.spec.name.str();
   const bool ever_started = c.instance > 0;
   s["image"] = ever_started && !c.image_ref.empty() ? c.image_ref.str() : c.spec.image.str();
   s["imageID"] = ever_started ? c.image_id.str() : std::string();
-  if (ever_started && !c.container_id.empty()) s["containerID"] = c.container_id;
+  if (ever_started) {
+    if (std::string id = m.ContainerId(c); !id.empty()) s["containerID"] = std::move(id);
+  }
   json::object state;
   if (c.running()) {
     json::object running;
@@ -214,13 +216,13 @@ json::object BuildPodStatus(const PodMachine& m, std::string_view pod_scheduled_
   st["conditions"] = std::move(conds);
 
   json::array statuses;
-  for (const ContainerRun& c : m.containers()) statuses.push_back(ContainerStatus(c));
+  for (const ContainerRun& c : m.containers()) statuses.push_back(ContainerStatus(m, c));
   st["containerStatuses"] = std::move(statuses);
   st["hostIP"] = m.host_ip();
   st["hostIPs"] = IpList(m.host_ip());
   if (!m.init_containers().empty()) {
     json::array inits;
-    for (const ContainerRun& c : m.init_containers()) inits.push_back(ContainerStatus(c));
+    for (const ContainerRun& c : m.init_containers()) inits.push_back(ContainerStatus(m, c));
     st["initContainerStatuses"] = std::move(inits);
   }
   st["phase"] = std::string(m.phase());
