@@ -160,7 +160,8 @@ PodLogView PodLogView::From(const PodMachine& m) {
       // Only a waiting container's reason is ever read (LogStore::Serve): a running one's
       // "ContainerCreating" would cost a look-up in the shared texts at every sync.
       if (!out.running && !out.terminated) {
-        out.waiting_reason = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason;
+        out.waiting_reason =
+            c.waiting_reason.empty() ? util::SharedText("ContainerCreating") : c.waiting_reason;
       }
       out.instance = c.instance;
       v.containers.push_back(std::move(out));

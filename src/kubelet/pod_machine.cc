@@ -41,8 +41,8 @@ const std::string& Rare(const util::HeapOptional<std::string>& field) {
   return field ? *field : *empty;
 }
 
-void SetWaiting(ContainerRun& c, std::string reason, std::string message = {}) {
-  c.waiting_reason = std::move(reason);
+void SetWaiting(ContainerRun& c, std::string_view reason, std::string message = {}) {
+  c.waiting_reason = reason;
   SetRare(c.waiting_message, std::move(message));
 }
 
@@ -360,14 +360,14 @@ void PodMachine::StartContainer(ContainerRun& c, WallTime t, MachineOutput* out)
   Emit(out, t, &c, kNormal, "Started", "Started container " + c.spec.name.str());
   c.stage = ContainerStage::kRunning;
   c.due.reset();
-  c.waiting_reason.clear();
+  c.waiting_reason = "";
   c.waiting_message = std::nullopt;
   c.terminated.reset();
   c.started_at = t;
   c.ready = false;
   c.ready_at = t + c.spec.behavior.readiness_delay;
   c.killing = false;
-  c.exit_reason.clear();
+  c.exit_reason = {};
   if (c.spec.behavior.run_for) {
     c.exit_at = t + *c.spec.behavior.run_for;
     c.exit_code = c.spec.behavior.exit_code;
@@ -785,7 +785,7 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
           c.started_at = Rfc3339(*running, "startedAt").value_or(now);
           c.ready_at = c.started_at + c.spec.behavior.readiness_delay;
           c.ready = api::FindBool(s, {"ready"}) || c.ready_at <= now;
-          c.waiting_reason.clear();
+          c.waiting_reason = "";
           if (c.spec.behavior.run_for) {
             c.exit_at = c.started_at + *c.spec.behavior.run_for;
             c.exit_code = c.spec.behavior.exit_code;
@@ -812,7 +812,7 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
           SetRare(c.adopted_id, ts.container_id);
           c.terminated = ts;
           c.stage = ContainerStage::kExited;
-          c.waiting_reason.clear();
+          c.waiting_reason = "";
           c.restart_wanted = !terminal && RestartWanted(c, ts.exit_code);
           if (c.restart_wanted) c.due = now;
         } else if (!terminal && c.last_terminated) {

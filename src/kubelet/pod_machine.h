@@ -119,11 +119,12 @@ struct TerminatedState {
 // One container of a pod machine, held for every container of every pod on every simulated node:
 // the rare parts (terminations, error messages) are on the heap, the image's names are shared
 // with every container that runs the same image (util::SharedText), and the small fields are
-// grouped, which keeps it within 384 bytes (a static_assert below holds it there).
+// grouped, which keeps it within 320 bytes (a static_assert below holds it there).
 struct ContainerRun {
   ContainerSpecView spec;
   std::optional<WallTime> due;
-  std::string waiting_reason;                       // shown while not running and not terminated
+  // Shown while not running and not terminated; one of a few reasons, shared.
+  util::SharedText waiting_reason;
   util::HeapOptional<std::string> waiting_message;  // set with some reasons (ErrImagePull...)
   // The image as a runtime reports it, once started: normalized reference and imageID.
   util::SharedText image_ref;
@@ -140,7 +141,7 @@ struct ContainerRun {
   WallTime started_at;
   WallTime ready_at;
   std::optional<WallTime> exit_at;
-  std::string exit_reason;  // "" → from exit_code
+  std::string_view exit_reason;  // "" → from exit_code; else a literal ("Completed", "Error")
   // Exits.
   util::HeapOptional<TerminatedState> terminated;       // the current state, when exited
   util::HeapOptional<TerminatedState> last_terminated;  // lastState
@@ -163,8 +164,8 @@ struct ContainerRun {
            !restart_wanted;
   }
 };
-// 384 is a jemalloc size class; one byte more costs 64 (the 448 class) per container.
-static_assert(sizeof(ContainerRun) <= 384);
+// 320 is a jemalloc size class; one byte more costs 64 (the 384 class) per container.
+static_assert(sizeof(ContainerRun) <= 320);
 
 enum class PodStage {
   kNew,          // not yet admitted

@@ -66,7 +66,7 @@ json::object ContainerStatus(const PodMachine& m, const ContainerRun& c) {
     state["terminated"] = Terminated(*c.terminated);
   } else {
     json::object waiting;
-    waiting["reason"] = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason;
+    waiting["reason"] = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason.str();
     if (c.waiting_message && !c.waiting_message->empty()) waiting["message"] = *c.waiting_message;
     state["waiting"] = std::move(waiting);
   }
