@@ -315,4 +315,19 @@ std::string PodScheduledTime(api::ObjectView status) {
   return "";
 }
 
+ScheduledTime::ScheduledTime(std::string_view text) {
+  if (text.empty()) return;
+  std::optional<WallTime> t = util::ParseRfc3339(text);
+  if (t && *t != WallTime{} && util::FormatRfc3339(*t) == text) {
+    at_ = *t;
+  } else {
+    verbatim_ = std::string(text);
+  }
+}
+
+std::string ScheduledTime::text() const {
+  if (verbatim_) return *verbatim_;
+  return at_ == WallTime{} ? std::string() : util::FormatRfc3339(at_);
+}
+
 }  // namespace converge::kubelet
