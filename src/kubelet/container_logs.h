@@ -73,11 +73,11 @@ std::vector<std::pair<std::string, std::string>> LogRequestQuery(const LogReques
 struct PodLogView {
   struct Container {
     util::SharedText name;
-    bool running = false;
-    bool terminated = false;          // current state terminated
-    bool has_previous = false;        // lastState.terminated exists
     util::SharedText waiting_reason;  // only when neither running nor terminated
     int instance = 0;                 // the current (or last) instance
+    bool running = false;
+    bool terminated = false;    // current state terminated
+    bool has_previous = false;  // lastState.terminated exists
   };
   std::string uid;
   std::vector<Container> containers;  // app containers, then init containers
@@ -157,17 +157,22 @@ class LogStore {
 
  private:
   class FollowStream;
+  // One container of a pod: its state as the last view published it, and its instances.
   struct ContainerLogs {
+    PodLogView::Container view;  // view.name names the container even when not `viewed`
+    bool viewed = false;  // in the last view (records may come before the view that lists it)
     std::shared_ptr<InstanceLog> current;
     std::shared_ptr<InstanceLog> previous;
   };
+  // One pod. The view's containers and their logs are one vector (two, and the view's copy of
+  // the names, cost ~50 bytes more per pod).
   struct PodLogs {
-    PodLogView view;
+    std::string uid;  // of the incarnation viewed last; "" before the first view
     // By container name. A pod has a handful of containers: a vector searched in order (a hash
     // map cost ~130 bytes more per pod, its buckets and a node per container).
-    std::vector<std::pair<util::SharedText, ContainerLogs>> containers;
+    std::vector<ContainerLogs> containers;
 
-    // The logs of `container`, added empty if it has none yet.
+    // The entry of `container`, added (not viewed, without logs) if it has none yet.
     ContainerLogs& Logs(const std::string& container);
   };
   struct Follower {
