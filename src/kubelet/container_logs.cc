@@ -157,7 +157,12 @@ PodLogView PodLogView::From(const PodMachine& m) {
       out.running = c.running();
       out.terminated = !c.running() && c.terminated.has_value();
       out.has_previous = c.last_terminated.has_value();
-      out.waiting_reason = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason;
+      // Only a waiting container's reason is ever read (LogStore::Serve): a running one's
+      // "ContainerCreating" would cost a look-up in the shared texts at every sync.
+      if (!out.running && !out.terminated) {
+        out.waiting_reason =
+            c.waiting_reason.empty() ? util::SharedText("ContainerCreating") : c.waiting_reason;
+      }
       out.instance = c.instance;
       v.containers.push_back(std::move(out));
     }
@@ -230,9 +235,9 @@ WallTime InstanceLog::LineTime(uint64_t i, WallTime now) const {
 }
 
 std::string InstanceLog::LineText(uint64_t i, WallTime now) const {
-  const std::string prefix = "converge-sim: container " + name_;
+  const std::string prefix = "converge-sim: container " + name_.str();
   if (i == 0) {
-    return prefix + " started (image " + image_ + ", run " + std::to_string(instance_) + ")";
+    return prefix + " started (image " + image_.str() + ", run " + std::to_string(instance_) + ")";
   }
   const uint64_t n = TicksUpTo(now);
   const bool sig = sigterm_ && *sigterm_ <= now;
@@ -378,10 +383,12 @@ LogStore::LogStore(LogStoreOptions options)
 LogStore::~LogStore() = default;
 
 LogStore::ContainerLogs& LogStore::PodLogs::Logs(const std::string& container) {
-  for (auto& [name, logs] : containers) {
-    if (name == container) return logs;
+  for (ContainerLogs& c : containers) {
+    if (c.view.name == container) return c;
   }
-  return containers.emplace_back(container, ContainerLogs()).second;
+  ContainerLogs& added = containers.emplace_back();
+  added.view.name = container;
+  return added;
 }
 
 void LogStore::Apply(const api::ObjectKey& pod, const ContainerLogRecord& r) {
@@ -411,8 +418,16 @@ void LogStore::Apply(const api::ObjectKey& pod, const ContainerLogRecord& r) {
 void LogStore::SetView(const api::ObjectKey& pod, PodLogView view) {
   std::lock_guard lock(mu_);
   PodLogs& p = pods_[pod];
-  if (!p.view.uid.empty() && p.view.uid != view.uid) p.containers.clear();  // a new incarnation
-  p.view = std::move(view);
+  if (p.uid != view.uid) {
+    if (!p.uid.empty()) p.containers.clear();  // a new incarnation
+    p.uid = std::move(view.uid);
+  }
+  for (ContainerLogs& c : p.containers) c.viewed = false;
+  for (PodLogView::Container& v : view.containers) {
+    ContainerLogs& c = p.Logs(v.name);
+    c.view = std::move(v);
+    c.viewed = true;
+  }
 }
 
 void LogStore::RemovePod(const api::ObjectKey& pod) {
@@ -500,20 +515,19 @@ apiserver::Response LogStore::Serve(const api::ObjectKey& pod, std::string_view 
                                     std::string_view pod_name, const LogRequest& r) {
   std::unique_lock lock(mu_);
   auto pit = pods_.find(pod);
-  if (pit == pods_.end() ||
-      (!uid.empty() && !pit->second.view.uid.empty() && pit->second.view.uid != uid)) {
+  if (pit == pods_.end() || (!uid.empty() && !pit->second.uid.empty() && pit->second.uid != uid)) {
     return BadRequest("pod " + Quote(pod_name) + " cannot be found - no logs available");
   }
-  PodLogs& p = pit->second;
-  const PodLogView::Container* view = nullptr;
-  for (const PodLogView::Container& c : p.view.containers) {
-    if (c.name == r.container) view = &c;
+  const ContainerLogs* found = nullptr;
+  for (const ContainerLogs& c : pit->second.containers) {
+    if (c.viewed && c.view.name == r.container) found = &c;
   }
-  if (!view) {
+  if (!found) {
     return BadRequest("container " + Quote(r.container) + " in pod " + Quote(pod_name) +
                       " is waiting to start - no logs yet");
   }
-  ContainerLogs& logs = p.Logs(r.container);
+  const ContainerLogs& logs = *found;
+  const PodLogView::Container* view = &logs.view;
   std::shared_ptr<InstanceLog> log;
   const std::string which = "container " + Quote(r.container) + " in pod " + Quote(pod_name);
   if (r.previous) {

@@ -40,6 +40,7 @@
 #include "apiserver/request.h"
 #include "kubelet/pod_machine.h"
 #include "util/clock.h"
+#include "util/shared_text.h"
 
 namespace converge::kubelet {
 
@@ -68,14 +69,15 @@ util::StatusOr<LogRequest> ResolveLogRequest(const apiserver::Request& req, cons
 std::vector<std::pair<std::string, std::string>> LogRequestQuery(const LogRequest& r);
 
 // The states of a pod's containers as far as logs care; published by the kubelet's sync loop.
+// Held for every pod: the texts, alike across the pods of a workload, are shared.
 struct PodLogView {
   struct Container {
-    std::string name;
+    util::SharedText name;
+    util::SharedText waiting_reason;  // only when neither running nor terminated
+    int instance = 0;                 // the current (or last) instance
     bool running = false;
-    bool terminated = false;     // current state terminated
-    bool has_previous = false;   // lastState.terminated exists
-    std::string waiting_reason;  // when neither running nor terminated
-    int instance = 0;            // the current (or last) instance
+    bool terminated = false;    // current state terminated
+    bool has_previous = false;  // lastState.terminated exists
   };
   std::string uid;
   std::vector<Container> containers;  // app containers, then init containers
@@ -108,8 +110,9 @@ class InstanceLog {
   uint64_t TicksUpTo(WallTime t) const;
   std::optional<WallTime> Stop() const;
 
-  std::string name_;
-  std::string image_;
+  // Alike for every instance of the container, in every pod of its workload: shared.
+  util::SharedText name_;
+  util::SharedText image_;
   int instance_ = 0;
   WallTime start_;
   Duration interval_{std::chrono::seconds(10)};
@@ -154,17 +157,22 @@ class LogStore {
 
  private:
   class FollowStream;
+  // One container of a pod: its state as the last view published it, and its instances.
   struct ContainerLogs {
+    PodLogView::Container view;  // view.name names the container even when not `viewed`
+    bool viewed = false;  // in the last view (records may come before the view that lists it)
     std::shared_ptr<InstanceLog> current;
     std::shared_ptr<InstanceLog> previous;
   };
+  // One pod. The view's containers and their logs are one vector (two, and the view's copy of
+  // the names, cost ~50 bytes more per pod).
   struct PodLogs {
-    PodLogView view;
+    std::string uid;  // of the incarnation viewed last; "" before the first view
     // By container name. A pod has a handful of containers: a vector searched in order (a hash
     // map cost ~130 bytes more per pod, its buckets and a node per container).
-    std::vector<std::pair<std::string, ContainerLogs>> containers;
+    std::vector<ContainerLogs> containers;
 
-    // The logs of `container`, added empty if it has none yet.
+    // The entry of `container`, added (not viewed, without logs) if it has none yet.
     ContainerLogs& Logs(const std::string& container);
   };
   struct Follower {

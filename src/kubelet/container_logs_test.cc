@@ -77,6 +77,33 @@ TEST(InstanceLogTest, KilledInstancesHaveNoLastWordsAndRingIsBounded) {
   EXPECT_EQ(log.Count(t0 + 200s), 101u);  // start + 100 ticks up to the exit
 }
 
+TEST(PodLogViewTest, FromAMachineTellsWaitingFromRunning) {
+  PodSpecView spec;
+  spec.key = {"default", "p"};
+  spec.uid = "uid";
+  spec.node_name = "n";
+  spec.containers = {{.name = "web", .image = "nginx:1.27"}};
+  PodMachine m(spec);
+  NodeRuntime node({.node_name = "n"});
+
+  PodLogView waiting = PodLogView::From(m);
+  EXPECT_EQ(waiting.uid, "uid");
+  ASSERT_EQ(waiting.containers.size(), 1u);
+  EXPECT_EQ(waiting.containers[0].name, "web");
+  EXPECT_FALSE(waiting.containers[0].running);
+  EXPECT_EQ(waiting.containers[0].waiting_reason, "ContainerCreating");
+  EXPECT_EQ(waiting.containers[0].instance, 0);
+
+  MachineOutput out;
+  m.Advance(node, WallTime{} + 1s, &out);  // admitted; the image pull takes 200 ms
+  m.Advance(node, WallTime{} + 5s, &out);
+  PodLogView running = PodLogView::From(m);
+  ASSERT_EQ(running.containers.size(), 1u);
+  EXPECT_TRUE(running.containers[0].running);
+  EXPECT_FALSE(running.containers[0].terminated);
+  EXPECT_EQ(running.containers[0].instance, 1);
+}
+
 class LogStoreTest : public ::testing::Test {
  protected:
   LogStoreTest() : store_({.clock = &clock_, .max_lines = 1000}) {}
@@ -88,7 +115,12 @@ class LogStoreTest : public ::testing::Test {
   void SetView(bool running, bool terminated, bool has_previous, std::string waiting = "") {
     PodLogView v;
     v.uid = "uid";
-    v.containers.push_back({"web", running, terminated, has_previous, std::move(waiting), 1});
+    v.containers.push_back({.name = "web",
+                            .waiting_reason = waiting,
+                            .instance = 1,
+                            .running = running,
+                            .terminated = terminated,
+                            .has_previous = has_previous});
     store_.SetView(key_, v);
   }
 
@@ -140,8 +172,8 @@ TEST_F(LogStoreTest, EachContainerOfAPodServesItsOwnInstances) {
   store_.Apply(key_, side_exit);
   PodLogView v;
   v.uid = "uid";
-  v.containers.push_back({"web", true, false, false, "", 1});
-  v.containers.push_back({"sidecar", false, true, false, "", 1});
+  v.containers.push_back({.name = "web", .instance = 1, .running = true});
+  v.containers.push_back({.name = "sidecar", .instance = 1, .terminated = true});
   store_.SetView(key_, v);
   clock_.Step(12s);
 
@@ -168,6 +200,30 @@ TEST_F(LogStoreTest, WaitingContainersAnswerLikeTheKubelet) {
   EXPECT_THAT(prev.body, HasSubstr("previous terminated container \\\"web\\\" in pod \\\"p\\\" "
                                    "not found"));
   EXPECT_EQ(store_.Serve({"default", "other"}, "", "other", {.container = "web"}).status, 400);
+}
+
+TEST_F(LogStoreTest, TheLastViewDecidesWhatIsServedAndANewIncarnationStartsClean) {
+  WallTime t0 = clock_.WallNow();
+  store_.Apply(key_, Started(t0, 1));
+  clock_.Step(1s);
+  EXPECT_THAT(Serve({}).body, HasSubstr("is waiting to start - no logs yet")) << "not viewed yet";
+  SetView(true, false, false);
+  EXPECT_THAT(Serve({}).body, HasSubstr("started (image nginx:1.27, run 1)"));
+  PodLogView without_web;
+  without_web.uid = "uid";
+  without_web.containers.push_back({.name = "sidecar", .instance = 1, .running = true});
+  store_.SetView(key_, without_web);
+  EXPECT_THAT(Serve({}).body, HasSubstr("is waiting to start - no logs yet")) << "not in the view";
+
+  EXPECT_EQ(store_.Serve(key_, "uid-2", "p", {.container = "web"}).status, 400)
+      << "another incarnation's request";
+  PodLogView next;
+  next.uid = "uid-2";
+  next.containers.push_back({.name = "web", .instance = 1, .running = true});
+  store_.SetView(key_, next);
+  apiserver::Response fresh = store_.Serve(key_, "uid-2", "p", {.container = "web"});
+  EXPECT_EQ(fresh.status, 200);
+  EXPECT_EQ(fresh.body, "") << "the previous incarnation's lines are gone";
 }
 
 TEST_F(LogStoreTest, CrashLoopingContainerServesItsLastRun) {

@@ -115,9 +115,10 @@ std::vector<std::string> Kubelet::NodeNames() const {
   return out;
 }
 
-NodeRuntime* Kubelet::RuntimeFor(std::string_view node) {
+std::optional<uint32_t> Kubelet::RuntimeIndex(std::string_view node) const {
   auto it = node_index_.find(std::string(node));
-  return it == node_index_.end() ? nullptr : runtimes_[it->second].get();
+  if (it == node_index_.end()) return std::nullopt;
+  return static_cast<uint32_t>(it->second);
 }
 
 bool Kubelet::WaitReady(std::stop_token stop) const {
@@ -337,7 +338,7 @@ void Kubelet::SyncLoop(std::stop_token stop) {
       PodEntry& e = it->second;
       e.scheduled = WallTime{};
       MachineOutput out;
-      e.machine->Advance(*e.node, now, &out);
+      e.machine->Advance(*runtimes_[e.node], now, &out);
       Publish(t.key, e, out, now);
     }
     pod_count_ = pods_.size();
@@ -348,7 +349,7 @@ void Kubelet::SyncLoop(std::stop_token stop) {
 void Kubelet::Apply(const api::ObjectKey& key, Change change, WallTime now) {
   auto remove = [&](std::unordered_map<api::ObjectKey, PodEntry>::iterator it) {
     MachineOutput out;
-    it->second.machine->Remove(*it->second.node, now, &out);
+    it->second.machine->Remove(*runtimes_[it->second.node], now, &out);
     if (options_.pod_events) {
       const PodSpecView& spec = it->second.machine->spec();
       for (const KubeletEvent& ev : out.events) {
@@ -371,19 +372,20 @@ void Kubelet::Apply(const api::ObjectKey& key, Change change, WallTime now) {
   }
   MachineOutput out;
   if (it == pods_.end()) {
-    NodeRuntime* node = RuntimeFor(s.spec.node_name);
-    if (!node) return;
+    std::optional<uint32_t> index = RuntimeIndex(s.spec.node_name.str());
+    if (!index) return;
+    NodeRuntime& node = *runtimes_[*index];
     PodEntry e;
-    e.node = node;
+    e.node = *index;
     e.machine = std::make_unique<PodMachine>(s.spec, &options_.machine);
-    if (s.initial_status) e.machine->Adopt(*s.initial_status, *node, now, &out);
+    if (s.initial_status) e.machine->Adopt(*s.initial_status, node, now, &out);
     e.observed_fingerprint = s.status_fingerprint;
-    e.pod_scheduled_time = s.pod_scheduled_time;
-    e.machine->Advance(*node, now, &out);
+    e.pod_scheduled_time = ScheduledTime(s.pod_scheduled_time);
+    e.machine->Advance(node, now, &out);
     it = pods_.emplace(key, std::move(e)).first;
   } else {
     PodEntry& e = it->second;
-    if (!s.pod_scheduled_time.empty()) e.pod_scheduled_time = s.pod_scheduled_time;
+    if (!s.pod_scheduled_time.empty()) e.pod_scheduled_time = ScheduledTime(s.pod_scheduled_time);
     if (s.status_fingerprint != e.observed_fingerprint) {
       bool echo = false;
       for (uint64_t fp : e.recent_fingerprints) echo |= fp == s.status_fingerprint;
@@ -392,9 +394,9 @@ void Kubelet::Apply(const api::ObjectKey& key, Change change, WallTime now) {
       if (!echo) e.submitted_fingerprint = 0;
     }
     if (SpecChanged(e.machine->spec(), s.spec)) {
-      e.machine->Update(std::move(s.spec), *e.node, now, &out);
+      e.machine->Update(std::move(s.spec), *runtimes_[e.node], now, &out);
     } else {
-      e.machine->Advance(*e.node, now, &out);
+      e.machine->Advance(*runtimes_[e.node], now, &out);
     }
   }
   Publish(key, it->second, out, now);
@@ -413,7 +415,7 @@ void Kubelet::Publish(const api::ObjectKey& key, PodEntry& e, MachineOutput& out
   for (const ContainerLogRecord& r : out.logs) logs_.Apply(key, r);
   logs_.SetView(key, PodLogView::From(m));
 
-  json::object desired = BuildPodStatus(m, e.pod_scheduled_time);
+  json::object desired = BuildPodStatus(m, e.pod_scheduled_time.text());
   const uint64_t fp = StatusFingerprint(desired);
   const bool want_delete = m.wants_delete();
   const bool status_needed = fp != e.observed_fingerprint && fp != e.submitted_fingerprint;
@@ -427,7 +429,7 @@ void Kubelet::Publish(const api::ObjectKey& key, PodEntry& e, MachineOutput& out
     writer_->Submit(std::move(w));
     e.submitted_fingerprint = fp;
     e.recent_fingerprints[e.recent_next] = fp;
-    e.recent_next = (e.recent_next + 1) % 4;
+    e.recent_next = static_cast<uint8_t>((e.recent_next + 1) % 4);
     if (want_delete) e.delete_submitted = true;
   }
 

@@ -47,6 +47,7 @@
 #include "kubelet/node_runtime.h"
 #include "kubelet/pod_machine.h"
 #include "kubelet/pod_source.h"
+#include "kubelet/pod_status.h"
 #include "kubelet/status_writer.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -149,17 +150,20 @@ class Kubelet final : private PodSink {
   Stats stats() const;
 
  private:
+  // One per pod. With its 64-byte key, a node of pods_ fits jemalloc's 160-byte class while
+  // PodEntry is within 88 bytes (the static_assert below): hence the small fields.
   struct PodEntry {
     std::unique_ptr<PodMachine> machine;
-    NodeRuntime* node = nullptr;
     uint64_t observed_fingerprint = 0;
-    std::string pod_scheduled_time;
     uint64_t submitted_fingerprint = 0;
     uint64_t recent_fingerprints[4] = {0, 0, 0, 0};  // our last writes (echoes are not news)
-    int recent_next = 0;
-    bool delete_submitted = false;
+    ScheduledTime pod_scheduled_time;
     WallTime scheduled{};  // the timer heap entry that is current
+    uint32_t node = 0;     // its runtime: runtimes_[node]
+    uint8_t recent_next = 0;
+    bool delete_submitted = false;
   };
+  static_assert(sizeof(PodEntry) <= 88, "a node of pods_ outgrew jemalloc's 160-byte class");
   struct Change {
     std::optional<PodSnapshot> snapshot;
     std::string deleted_uid;  // non-empty: the incarnation with this uid is gone
@@ -180,7 +184,8 @@ class Kubelet final : private PodSink {
   void Publish(const api::ObjectKey& key, PodEntry& entry, MachineOutput& out, WallTime now);
   void RunNodeWatch(std::stop_token stop);
   void RunPodWatch(std::stop_token stop);
-  NodeRuntime* RuntimeFor(std::string_view node);
+  // The index in runtimes_ of `node`'s runtime, if this kubelet carries it.
+  std::optional<uint32_t> RuntimeIndex(std::string_view node) const;
   bool Owns(std::string_view node) const { return node_index_.count(std::string(node)) > 0; }
 
   KubeletOptions options_;

@@ -41,8 +41,8 @@ const std::string& Rare(const util::HeapOptional<std::string>& field) {
   return field ? *field : *empty;
 }
 
-void SetWaiting(ContainerRun& c, std::string reason, std::string message = {}) {
-  c.waiting_reason = std::move(reason);
+void SetWaiting(ContainerRun& c, std::string_view reason, std::string message = {}) {
+  c.waiting_reason = reason;
   SetRare(c.waiting_message, std::move(message));
 }
 
@@ -52,10 +52,10 @@ std::optional<WallTime> Rfc3339(api::ObjectView o, std::string_view key) {
 
 }  // namespace
 
-// One machine per pod: 150,000 pods are 150,000 of these. jemalloc's size classes here are 512,
-// 640 and 768 bytes: keep it within 640 (the rare parts, backoffs and condition texts, are on
-// the heap).
-static_assert(sizeof(PodMachine) <= 640, "PodMachine outgrew jemalloc's 640-byte size class");
+// One machine per pod: 150,000 pods are 150,000 of these. jemalloc's size classes here are 448,
+// 512 and 640 bytes: keep it within 512 (the rare parts, backoffs, condition and rejection texts,
+// are on the heap; the texts alike for a node's pods are shared).
+static_assert(sizeof(PodMachine) <= 512, "PodMachine outgrew jemalloc's 512-byte size class");
 
 namespace {
 const MachineOptions kDefaultMachineOptions;
@@ -96,6 +96,13 @@ PodMachine::PodMachine(PodSpecView spec, const MachineOptions* options)
   }
 }
 
+std::string PodMachine::ContainerId(const ContainerRun& c) const {
+  if (c.adopted_id) return *c.adopted_id;
+  if (!c.derived_id) return "";
+  return "converge-sim://" +
+         HexId(spec_.uid + "/" + c.spec.name.str() + "/" + std::to_string(c.instance));
+}
+
 const ContainerRun* PodMachine::FindContainer(std::string_view name) const {
   for (const auto* list : {&app_, &init_}) {
     for (const ContainerRun& c : *list) {
@@ -110,7 +117,8 @@ void PodMachine::Emit(MachineOutput* out, WallTime t, const ContainerRun* c, std
   if (!out) return;
   std::string path;
   if (c)
-    path = std::string(c->init ? "spec.initContainers{" : "spec.containers{") + c->spec.name + "}";
+    path = std::string(c->init ? "spec.initContainers{" : "spec.containers{") + c->spec.name.str() +
+           "}";
   out->events.push_back(
       {std::move(type), std::move(reason), std::move(message), std::move(path), t});
 }
@@ -143,8 +151,7 @@ void PodMachine::Admit(NodeRuntime& node, WallTime t, MachineOutput* out) {
           node.Admit(spec_.uid, {spec_.cpu_request_milli, spec_.memory_request_bytes})) {
     stage_ = PodStage::kTerminal;
     phase_ = "Failed";
-    reason_ = rejection->reason;
-    message_ = "Pod was rejected: " + rejection->message;
+    text_ = ConditionState::Text{rejection->reason, "Pod was rejected: " + rejection->message};
     Emit(out, t, nullptr, kWarning, rejection->reason, rejection->message);
     return;
   }
@@ -274,10 +281,11 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
     if (crash_backoff.IsInBackOffSince(key, finished, t)) {
       std::string delay = GoDurationMillis(crash_backoff.Get(key));
       SetWaiting(c, "CrashLoopBackOff",
-                 "back-off " + delay + " restarting failed container=" + c.spec.name +
+                 "back-off " + delay + " restarting failed container=" + c.spec.name.str() +
                      " pod=" + spec_.FormatPod());
       Emit(out, t, &c, kWarning, "BackOff",
-           "Back-off restarting failed container " + c.spec.name + " in pod " + spec_.FormatPod());
+           "Back-off restarting failed container " + c.spec.name.str() + " in pod " +
+               spec_.FormatPod());
       c.due = finished + crash_backoff.Get(key);
       return;
     }
@@ -341,25 +349,25 @@ void PodMachine::AttemptStart(ContainerRun& c, NodeRuntime& node, WallTime t, Ma
 
 void PodMachine::StartContainer(ContainerRun& c, WallTime t, MachineOutput* out) {
   ++c.instance;
-  auto ref = ParseImageReference(c.spec.image);
+  auto ref = ParseImageReference(c.spec.image.str());
   if (ref.ok()) {
     c.image_ref = ref->normalized;
     c.image_id = ImageId(*ref);
   }
-  c.container_id =
-      "converge-sim://" + HexId(spec_.uid + "/" + c.spec.name + "/" + std::to_string(c.instance));
-  Emit(out, t, &c, kNormal, "Created", "Created container: " + c.spec.name);
-  Emit(out, t, &c, kNormal, "Started", "Started container " + c.spec.name);
+  c.adopted_id.reset();
+  c.derived_id = true;
+  Emit(out, t, &c, kNormal, "Created", "Created container: " + c.spec.name.str());
+  Emit(out, t, &c, kNormal, "Started", "Started container " + c.spec.name.str());
   c.stage = ContainerStage::kRunning;
   c.due.reset();
-  c.waiting_reason.clear();
+  c.waiting_reason = "";
   c.waiting_message = std::nullopt;
   c.terminated.reset();
   c.started_at = t;
   c.ready = false;
   c.ready_at = t + c.spec.behavior.readiness_delay;
   c.killing = false;
-  c.exit_reason.clear();
+  c.exit_reason = {};
   if (c.spec.behavior.run_for) {
     c.exit_at = t + *c.spec.behavior.run_for;
     c.exit_code = c.spec.behavior.exit_code;
@@ -373,7 +381,7 @@ void PodMachine::StartContainer(ContainerRun& c, WallTime t, MachineOutput* out)
     r.container = c.spec.name;
     r.instance = c.instance;
     r.time = t;
-    r.container_id = c.container_id;
+    r.container_id = ContainerId(c);
     r.image = c.spec.image;
     r.log_interval = c.spec.behavior.log_interval;
     out->logs.push_back(std::move(r));
@@ -386,7 +394,7 @@ void PodMachine::ExitContainer(ContainerRun& c, WallTime t, MachineOutput* out) 
   term.reason = !c.exit_reason.empty() ? c.exit_reason : (c.exit_code == 0 ? "Completed" : "Error");
   term.started_at = c.started_at;
   term.finished_at = t;
-  term.container_id = c.container_id;
+  term.container_id = ContainerId(c);
   if (out) {
     ContainerLogRecord r;
     r.kind = ContainerLogRecord::Kind::kExited;
@@ -456,7 +464,7 @@ void PodMachine::Progress(NodeRuntime& node, WallTime t, MachineOutput* out) {
         // Init failure with restartPolicy Never: the pod has failed.
         for (ContainerRun& s : init_) {
           if (s.running())
-            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name);
+            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name.str());
         }
         stage_ = PodStage::kTerminating;
         kill_deadline_ = t + options_.minimum_grace;
@@ -483,7 +491,7 @@ void PodMachine::Progress(NodeRuntime& node, WallTime t, MachineOutput* out) {
         // Sidecars are stopped once the main containers are done.
         for (ContainerRun& s : init_) {
           if (s.running())
-            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name);
+            Kill(s, t, t + options_.minimum_grace, out, "Stopping container " + s.spec.name.str());
         }
         stage_ = PodStage::kTerminating;
         kill_deadline_ = t + options_.minimum_grace;
@@ -514,7 +522,7 @@ void PodMachine::BeginTermination(NodeRuntime& node, WallTime t, MachineOutput* 
   for (auto* list : {&app_, &init_}) {
     for (ContainerRun& c : *list) {
       if (c.running()) {
-        Kill(c, t, deadline, out, "Stopping container " + c.spec.name);
+        Kill(c, t, deadline, out, "Stopping container " + c.spec.name.str());
       } else if (c.stage != ContainerStage::kExited) {
         c.due.reset();  // nothing starts any more
       } else {
@@ -546,7 +554,7 @@ void PodMachine::BecomeTerminal(NodeRuntime& node, WallTime) {
 
 // Upstream's getPhase over the containers' states.
 void PodMachine::ComputePhase() {
-  if (!reason_.empty() && stage_ == PodStage::kTerminal && !admitted_ && !start_time_) {
+  if (!reason().empty() && stage_ == PodStage::kTerminal && !admitted_ && !start_time_) {
     phase_ = "Failed";  // rejected at admission
     return;
   }
@@ -684,7 +692,7 @@ void PodMachine::Update(PodSpecView spec, NodeRuntime& node, WallTime now, Machi
     if (!image_changed || stage_ != PodStage::kActive || deletion_started) continue;
     if (c.running()) {
       Emit(out, now, &c, kNormal, "Killing",
-           "Container " + c.spec.name + " definition changed, will be restarted");
+           "Container " + c.spec.name.str() + " definition changed, will be restarted");
       c.killing = true;
       c.exit_code = 0;
       c.exit_reason = "Completed";
@@ -717,7 +725,8 @@ void PodMachine::Remove(NodeRuntime& node, WallTime now, MachineOutput* out) {
   for (auto* list : {&app_, &init_}) {
     for (ContainerRun& c : *list) {
       if (!c.running()) continue;
-      if (!c.killing) Emit(out, now, &c, kNormal, "Killing", "Stopping container " + c.spec.name);
+      if (!c.killing)
+        Emit(out, now, &c, kNormal, "Killing", "Stopping container " + c.spec.name.str());
       c.killing = true;
       c.exit_code = 137;
       c.exit_reason = "Error";
@@ -772,11 +781,11 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
         if (api::ObjectView running = api::FindObject(s, {"state", "running"})) {
           c.instance = c.restart_count + 1;
           c.stage = ContainerStage::kRunning;
-          c.container_id = std::string(api::Object::GetString(s, "containerID"));
+          SetRare(c.adopted_id, std::string(api::Object::GetString(s, "containerID")));
           c.started_at = Rfc3339(*running, "startedAt").value_or(now);
           c.ready_at = c.started_at + c.spec.behavior.readiness_delay;
           c.ready = api::FindBool(s, {"ready"}) || c.ready_at <= now;
-          c.waiting_reason.clear();
+          c.waiting_reason = "";
           if (c.spec.behavior.run_for) {
             c.exit_at = c.started_at + *c.spec.behavior.run_for;
             c.exit_code = c.spec.behavior.exit_code;
@@ -787,7 +796,7 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
             r.container = c.spec.name;
             r.instance = c.instance;
             r.time = c.started_at;
-            r.container_id = c.container_id;
+            r.container_id = ContainerId(c);
             r.image = c.spec.image;
             r.log_interval = c.spec.behavior.log_interval;
             out->logs.push_back(std::move(r));
@@ -800,10 +809,10 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
           ts.finished_at = Rfc3339(*term, "finishedAt").value_or(now);
           ts.container_id = std::string(api::Object::GetString(*term, "containerID"));
           c.instance = c.restart_count + 1;
-          c.container_id = ts.container_id;
+          SetRare(c.adopted_id, ts.container_id);
           c.terminated = ts;
           c.stage = ContainerStage::kExited;
-          c.waiting_reason.clear();
+          c.waiting_reason = "";
           c.restart_wanted = !terminal && RestartWanted(c, ts.exit_code);
           if (c.restart_wanted) c.due = now;
         } else if (!terminal && c.last_terminated) {
@@ -818,9 +827,12 @@ void PodMachine::Adopt(const json::object& status, NodeRuntime& node, WallTime n
   adopt_list(app_, "containerStatuses");
   if (terminal) {
     stage_ = PodStage::kTerminal;
-    phase_ = std::string(phase);
-    reason_ = std::string(api::Object::GetString(status, "reason"));
-    message_ = std::string(api::Object::GetString(status, "message"));
+    phase_ = phase == "Succeeded" ? "Succeeded" : "Failed";
+    std::string_view reason = api::Object::GetString(status, "reason");
+    std::string_view message = api::Object::GetString(status, "message");
+    if (!reason.empty() || !message.empty()) {
+      text_ = ConditionState::Text{std::string(reason), std::string(message)};
+    }
     for (auto* list : {&init_, &app_}) {
       for (ContainerRun& c : *list) c.due.reset();
     }

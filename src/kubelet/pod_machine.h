@@ -78,12 +78,12 @@ struct KubeletEvent {
 struct ContainerLogRecord {
   enum class Kind { kStarted, kSigterm, kExited };
   Kind kind = Kind::kStarted;
-  std::string container;
+  util::SharedText container;
   int instance = 0;  // 1 for the first run, 2 after the first restart, ...
   WallTime time;
   // kStarted:
   std::string container_id;
-  std::string image;
+  util::SharedText image;
   Duration log_interval{0};
   // kSigterm:
   bool ignored = false;
@@ -119,11 +119,12 @@ struct TerminatedState {
 // One container of a pod machine, held for every container of every pod on every simulated node:
 // the rare parts (terminations, error messages) are on the heap, the image's names are shared
 // with every container that runs the same image (util::SharedText), and the small fields are
-// grouped, which keeps it within 448 bytes (a static_assert below holds it there).
+// grouped, which keeps it within 320 bytes (a static_assert below holds it there).
 struct ContainerRun {
   ContainerSpecView spec;
   std::optional<WallTime> due;
-  std::string waiting_reason;                       // shown while not running and not terminated
+  // Shown while not running and not terminated; one of a few reasons, shared.
+  util::SharedText waiting_reason;
   util::HeapOptional<std::string> waiting_message;  // set with some reasons (ErrImagePull...)
   // The image as a runtime reports it, once started: normalized reference and imageID.
   util::SharedText image_ref;
@@ -133,12 +134,14 @@ struct ContainerRun {
   WallTime pull_started;
   util::HeapOptional<std::string> pull_error;  // when the pull in flight will fail
   util::HeapOptional<std::string> last_pull_error;
-  // The running instance.
-  std::string container_id;
+  // The running (or last) instance. Its container ID is not held but derived from the pod's uid,
+  // the name and the instance (PodMachine::ContainerId): 80 bytes less for every container. Only
+  // an ID taken over from a previous kubelet's status is kept as text.
+  util::HeapOptional<std::string> adopted_id;
   WallTime started_at;
   WallTime ready_at;
   std::optional<WallTime> exit_at;
-  std::string exit_reason;  // "" → from exit_code
+  std::string_view exit_reason;  // "" → from exit_code; else a literal ("Completed", "Error")
   // Exits.
   util::HeapOptional<TerminatedState> terminated;       // the current state, when exited
   util::HeapOptional<TerminatedState> last_terminated;  // lastState
@@ -152,6 +155,7 @@ struct ContainerRun {
   bool killing = false;         // SIGTERM sent
   bool restart_wanted = false;  // kExited: a restart is due
   bool restarting = false;      // kStarting: crash backoff applies before starting
+  bool derived_id = false;      // started by this machine: its ID is derived
 
   bool running() const { return stage == ContainerStage::kRunning; }
   // An init container that completed (exit 0, no restart coming).
@@ -160,8 +164,8 @@ struct ContainerRun {
            !restart_wanted;
   }
 };
-// 448 is a jemalloc size class; one byte more costs 64 (the 512 class) per container.
-static_assert(sizeof(ContainerRun) <= 448);
+// 320 is a jemalloc size class; one byte more costs 64 (the 384 class) per container.
+static_assert(sizeof(ContainerRun) <= 320);
 
 enum class PodStage {
   kNew,          // not yet admitted
@@ -224,8 +228,10 @@ class PodMachine {
   const PodSpecView& spec() const { return spec_; }
   PodStage stage() const { return stage_; }
   std::string_view phase() const { return phase_; }
-  const std::string& reason() const { return reason_; }    // rejection reason ("OutOfcpu")
-  const std::string& message() const { return message_; }  // rejection message
+  // The pod's status reason and message: a rejection at admission ("OutOfcpu"), or those of
+  // the terminal status a previous kubelet reported.
+  std::string_view reason() const { return text_ ? std::string_view(text_->reason) : ""; }
+  std::string_view message() const { return text_ ? std::string_view(text_->message) : ""; }
   const std::string& pod_ip() const { return pod_ip_; }
   const std::string& host_ip() const { return host_ip_; }
   std::optional<WallTime> start_time() const { return start_time_; }
@@ -234,6 +240,9 @@ class PodMachine {
   const std::vector<ContainerRun>& init_containers() const { return init_; }
   const std::vector<ContainerRun>& containers() const { return app_; }
   const ContainerRun* FindContainer(std::string_view name) const;
+  // The ID of `c`'s current (or last) instance, "converge-sim://<64 hex digits>", or the one
+  // adopted with it; "" before its first start.
+  std::string ContainerId(const ContainerRun& c) const;
   // PodReadyToStartContainers, Initialized, ContainersReady, Ready.
   const ConditionState& ready_to_start() const { return cond_ready_to_start_; }
   const ConditionState& initialized() const { return cond_initialized_; }
@@ -257,24 +266,26 @@ class PodMachine {
   void RecomputeConditions(WallTime t);
   void Emit(MachineOutput* out, WallTime t, const ContainerRun* c, std::string type,
             std::string reason, std::string message) const;
-  std::string CrashKey(const ContainerRun& c) const { return c.spec.name + "@" + c.spec.image; }
+  std::string CrashKey(const ContainerRun& c) const {
+    return c.spec.name.str() + "@" + c.spec.image.str();
+  }
   bool RestartWanted(const ContainerRun& c, int exit_code) const;
 
   PodSpecView spec_;
   const MachineOptions& options_;
   PodStage stage_ = PodStage::kNew;
-  std::string phase_ = "Pending";
-  std::string reason_;
-  std::string message_;
+  bool admitted_ = false;      // holds the node's resources and an IP
+  bool apps_started_ = false;  // initialization finished; app containers launched
+  // Always one of upstream's phase literals ("Pending", "Running", "Succeeded", "Failed").
+  std::string_view phase_ = "Pending";
+  util::HeapOptional<ConditionState::Text> text_;  // reason() and message(); most pods have none
   std::string pod_ip_;
-  std::string host_ip_;
+  util::SharedText host_ip_;  // the node's, alike for all its pods
   std::optional<WallTime> start_time_;
   WallTime decided_at_{};
-  bool admitted_ = false;  // holds the node's resources and an IP
   std::vector<ContainerRun> init_;
   std::vector<ContainerRun> app_;
-  size_t next_init_ = 0;       // the first init container not yet done
-  bool apps_started_ = false;  // initialization finished; app containers launched
+  size_t next_init_ = 0;  // the first init container not yet done
   WallTime kill_deadline_{};
   // The image-pull and crash backoffs, made by the first pull failure or restart: most pods
   // never have either.

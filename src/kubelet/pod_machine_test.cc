@@ -538,6 +538,45 @@ TEST(PodMachineTest, CrashLoopBackOffStatus) {
   EXPECT_EQ(CondStatus(st, "Ready"), "False");
 }
 
+TEST(PodMachineTest, ContainerIdsNameOneInstanceEach) {
+  Harness h;
+  PodTemplate t;
+  t.annotations = {{"sim.converge.io/crash-after-seconds", "1"}};
+  PodMachine& m = h.Add(t);
+  PodTemplate other;
+  other.name = "q";
+  other.uid = "uid-2";
+  PodMachine& n = h.Add(other);
+  auto status_of = [&](const PodMachine& pod) {
+    json::object st = h.Status(pod);
+    return api::FindArray(st, {"containerStatuses"})->at(0).as_object();
+  };
+  EXPECT_FALSE(status_of(m).contains("containerID")) << "not started yet";
+  h.RunUntil(0.5);
+  const std::string first(api::Object::GetString(status_of(m), "containerID"));
+  EXPECT_THAT(first, ::testing::MatchesRegex("converge-sim://[0-9a-f]{64}"));
+  EXPECT_NE(api::Object::GetString(status_of(n), "containerID"), first) << "another pod's";
+  h.RunUntil(1.5);  // exited at 1.2: the terminated state names the same instance
+  EXPECT_EQ(api::Object::GetString(status_of(m), "containerID"), first);
+  EXPECT_EQ(api::FindString(status_of(m), {"state", "terminated", "containerID"}), first);
+  h.RunUntil(2.5);  // restarted at 2.2: a new instance, a new ID
+  const std::string second(api::Object::GetString(status_of(m), "containerID"));
+  EXPECT_THAT(second, ::testing::MatchesRegex("converge-sim://[0-9a-f]{64}"));
+  EXPECT_NE(second, first);
+  EXPECT_EQ(api::FindString(status_of(m), {"lastState", "terminated", "containerID"}), first);
+
+  // A new kubelet keeps the IDs the status reported, whatever their form.
+  json::object status = h.Status(m);
+  status["containerStatuses"].as_array()[0].as_object()["containerID"] = "containerd://abc";
+  NodeRuntime fresh({.node_name = "node-0"});
+  PodMachine adopted(MakePodSpecView(MakePod(t)));
+  MachineOutput out;
+  adopted.Adopt(status, fresh, h.clock().WallNow(), &out);
+  EXPECT_EQ(adopted.ContainerId(adopted.containers()[0]), "containerd://abc");
+  ASSERT_EQ(out.logs.size(), 1u);
+  EXPECT_EQ(out.logs[0].container_id, "containerd://abc");
+}
+
 TEST(PodMachineTest, ReadinessDelay) {
   Harness h;
   PodTemplate t;
@@ -764,6 +803,30 @@ TEST(PodMachineTest, AdoptsWhatAPreviousKubeletStarted) {
   EXPECT_TRUE(out.events.empty()) << "nothing restarted";
   EXPECT_EQ(StatusFingerprint(BuildPodStatus(adopted, "")), StatusFingerprint(status));
   EXPECT_EQ(fresh.admitted_pods(), 1u);
+}
+
+TEST(PodMachineTest, AdoptedTerminalPodKeepsItsPhaseReasonAndMessage) {
+  Harness h;
+  PodTemplate t;
+  PodMachine& first = h.Add(t);
+  h.RunUntil(3);
+  json::object status = h.Status(first);
+  status["phase"] = "Failed";
+  status["reason"] = "Evicted";
+  status["message"] = "The node was low on resource: memory.";
+
+  NodeRuntimeOptions o;
+  o.node_name = "node-0";
+  NodeRuntime fresh(o);
+  PodMachine adopted(MakePodSpecView(MakePod(t)));
+  MachineOutput out;
+  adopted.Adopt(status, fresh, h.clock().WallNow(), &out);
+  EXPECT_EQ(adopted.phase(), "Failed");
+  json::object st = BuildPodStatus(adopted, "");
+  EXPECT_EQ(api::Object::GetString(st, "phase"), "Failed");
+  EXPECT_EQ(api::Object::GetString(st, "reason"), "Evicted");
+  EXPECT_EQ(api::Object::GetString(st, "message"), "The node was low on resource: memory.");
+  EXPECT_EQ(fresh.admitted_pods(), 0u) << "a terminal pod holds nothing";
 }
 
 TEST(PodMachineTest, AdoptedPodAlreadyBeingDeletedIsStoppedThenDeleted) {

@@ -152,7 +152,7 @@ PodSpecView MakePodSpecView(const api::Object& pod) {
   v.key = pod.key();
   v.uid = std::string(pod.uid());
   const api::ObjectView spec = api::FindObject(pod.view(), {"spec"});
-  v.node_name = std::string(api::Object::GetString(spec, "nodeName"));
+  v.node_name = api::Object::GetString(spec, "nodeName");
   std::string_view restart = api::Object::GetString(spec, "restartPolicy");
   v.restart_policy = restart == "Never"       ? RestartPolicy::kNever
                      : restart == "OnFailure" ? RestartPolicy::kOnFailure
@@ -172,9 +172,10 @@ PodSpecView MakePodSpecView(const api::Object& pod) {
       const api::ObjectView c = cv.if_object();
       if (!c) continue;
       ContainerSpecView cs;
-      cs.name = std::string(api::Object::GetString(c, "name"));
-      cs.image = std::string(api::Object::GetString(c, "image"));
-      cs.pull_policy = ParsePullPolicy(api::Object::GetString(c, "imagePullPolicy"), cs.image);
+      cs.name = api::Object::GetString(c, "name");
+      cs.image = api::Object::GetString(c, "image");
+      cs.pull_policy =
+          ParsePullPolicy(api::Object::GetString(c, "imagePullPolicy"), cs.image.str());
       cs.sidecar = init && api::Object::GetString(c, "restartPolicy") == "Always";
       cs.behavior = BehaviorFor(pod, c, init, job_owned);
       Requests r = ContainerRequests(c);

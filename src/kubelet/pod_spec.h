@@ -33,6 +33,7 @@
 
 #include "api/object.h"
 #include "api/types.h"
+#include "util/shared_text.h"
 
 namespace converge::kubelet {
 
@@ -56,9 +57,13 @@ struct ContainerBehavior {
   friend bool operator==(const ContainerBehavior&, const ContainerBehavior&) = default;
 };
 
+// Held twice for every container the kubelet runs (in the pod's view and in its ContainerRun).
+// The name and image are the same in every pod of a workload, so they are shared
+// (util::SharedText) rather than copied into each: an image reference is usually past
+// std::string's 15 inline characters, which cost a heap copy per holder.
 struct ContainerSpecView {
-  std::string name;
-  std::string image;
+  util::SharedText name;
+  util::SharedText image;
   PullPolicy pull_policy = PullPolicy::kIfNotPresent;
   ContainerBehavior behavior;
   bool sidecar = false;  // an init container with restartPolicy: Always
@@ -69,7 +74,7 @@ struct ContainerSpecView {
 struct PodSpecView {
   api::ObjectKey key;
   std::string uid;
-  std::string node_name;
+  util::SharedText node_name;  // alike for the hundred-odd pods of a node
   std::vector<ContainerSpecView> init_containers;
   std::vector<ContainerSpecView> containers;
   RestartPolicy restart_policy = RestartPolicy::kAlways;

@@ -48,13 +48,15 @@ json::object Terminated(const TerminatedState& t) {
   return o;
 }
 
-json::object ContainerStatus(const ContainerRun& c) {
+json::object ContainerStatus(const PodMachine& m, const ContainerRun& c) {
   json::object s;
-  s["name"] = c.spec.name;
+  s["name"] = c.spec.name.str();
   const bool ever_started = c.instance > 0;
-  s["image"] = ever_started && !c.image_ref.empty() ? c.image_ref.str() : c.spec.image;
+  s["image"] = ever_started && !c.image_ref.empty() ? c.image_ref.str() : c.spec.image.str();
   s["imageID"] = ever_started ? c.image_id.str() : std::string();
-  if (ever_started && !c.container_id.empty()) s["containerID"] = c.container_id;
+  if (ever_started) {
+    if (std::string id = m.ContainerId(c); !id.empty()) s["containerID"] = std::move(id);
+  }
   json::object state;
   if (c.running()) {
     json::object running;
@@ -64,7 +66,7 @@ json::object ContainerStatus(const ContainerRun& c) {
     state["terminated"] = Terminated(*c.terminated);
   } else {
     json::object waiting;
-    waiting["reason"] = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason;
+    waiting["reason"] = c.waiting_reason.empty() ? "ContainerCreating" : c.waiting_reason.str();
     if (c.waiting_message && !c.waiting_message->empty()) waiting["message"] = *c.waiting_message;
     state["waiting"] = std::move(waiting);
   }
@@ -214,13 +216,13 @@ json::object BuildPodStatus(const PodMachine& m, std::string_view pod_scheduled_
   st["conditions"] = std::move(conds);
 
   json::array statuses;
-  for (const ContainerRun& c : m.containers()) statuses.push_back(ContainerStatus(c));
+  for (const ContainerRun& c : m.containers()) statuses.push_back(ContainerStatus(m, c));
   st["containerStatuses"] = std::move(statuses);
   st["hostIP"] = m.host_ip();
   st["hostIPs"] = IpList(m.host_ip());
   if (!m.init_containers().empty()) {
     json::array inits;
-    for (const ContainerRun& c : m.init_containers()) inits.push_back(ContainerStatus(c));
+    for (const ContainerRun& c : m.init_containers()) inits.push_back(ContainerStatus(m, c));
     st["initContainerStatuses"] = std::move(inits);
   }
   st["phase"] = std::string(m.phase());
@@ -311,6 +313,21 @@ std::string PodScheduledTime(api::ObjectView status) {
     }
   }
   return "";
+}
+
+ScheduledTime::ScheduledTime(std::string_view text) {
+  if (text.empty()) return;
+  std::optional<WallTime> t = util::ParseRfc3339(text);
+  if (t && *t != WallTime{} && util::FormatRfc3339(*t) == text) {
+    at_ = *t;
+  } else {
+    verbatim_ = std::string(text);
+  }
+}
+
+std::string ScheduledTime::text() const {
+  if (verbatim_) return *verbatim_;
+  return at_ == WallTime{} ? std::string() : util::FormatRfc3339(at_);
 }
 
 }  // namespace converge::kubelet

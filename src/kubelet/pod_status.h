@@ -20,6 +20,7 @@
 
 #include "api/json_view.h"
 #include "kubelet/pod_machine.h"
+#include "util/heap_optional.h"
 
 namespace converge::kubelet {
 
@@ -40,6 +41,23 @@ uint64_t StatusFingerprint(api::ObjectView status);
 
 // The lastTransitionTime of the PodScheduled condition in `status`, or "".
 std::string PodScheduledTime(api::ObjectView status);
+
+// A PodScheduledTime as the kubelet keeps it for every pod, to echo in its status writes: a time
+// when the text is RFC 3339 in whole seconds (what API servers write; 8 bytes, not a 20-character
+// string on the heap), else the text verbatim.
+class ScheduledTime {
+ public:
+  ScheduledTime() = default;
+  explicit ScheduledTime(std::string_view text);
+
+  bool empty() const { return at_ == WallTime{} && !verbatim_; }
+  // The text it was made from ("" for none).
+  std::string text() const;
+
+ private:
+  WallTime at_{};  // the epoch: none, or the text is verbatim_
+  util::HeapOptional<std::string> verbatim_;
+};
 
 // A 64-bit hash of `v`'s canonical form: objects' members in key order, members that are "", {},
 // [] or null (or objects of only such members) dropped, arrays in order, an integer the same

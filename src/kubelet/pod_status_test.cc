@@ -134,5 +134,17 @@ TEST(PodStatusTest, PodScheduledTime) {
   EXPECT_EQ(PodScheduledTime(Parse("{}")), "");
 }
 
+TEST(ScheduledTimeTest, GivesBackTheTextItWasMadeFrom) {
+  EXPECT_TRUE(ScheduledTime().empty());
+  EXPECT_EQ(ScheduledTime().text(), "");
+  EXPECT_TRUE(ScheduledTime("").empty());
+  for (std::string_view text : {"2025-01-01T00:00:10Z", "1970-01-01T00:00:00Z",
+                                "2025-01-01T00:00:10+00:00", "2025-01-01T00:00:10.5Z", "soon"}) {
+    ScheduledTime t(text);
+    EXPECT_FALSE(t.empty()) << text;
+    EXPECT_EQ(t.text(), text);
+  }
+}
+
 }  // namespace
 }  // namespace converge::kubelet
