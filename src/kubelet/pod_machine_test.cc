@@ -784,12 +784,17 @@ TEST(PodMachineTest, FixingAMissingImageStartsThePod) {
 
 // ---- adoption ----
 
+// The status a previous kubelet reported of a pod of `t` it ran for 3 s: what a new one adopts.
+json::object StatusAfterRunning(Harness& h, const PodTemplate& t) {
+  PodMachine& m = h.Add(t);
+  h.RunUntil(3);
+  return h.Status(m);
+}
+
 TEST(PodMachineTest, AdoptsWhatAPreviousKubeletStarted) {
   Harness h;
   PodTemplate t;
-  PodMachine& first = h.Add(t);
-  h.RunUntil(3);
-  json::object status = h.Status(first);
+  json::object status = StatusAfterRunning(h, t);
 
   // A new kubelet (a fresh node runtime) sees the pod with that status.
   NodeRuntimeOptions o;
@@ -808,16 +813,12 @@ TEST(PodMachineTest, AdoptsWhatAPreviousKubeletStarted) {
 TEST(PodMachineTest, AdoptedTerminalPodKeepsItsPhaseReasonAndMessage) {
   Harness h;
   PodTemplate t;
-  PodMachine& first = h.Add(t);
-  h.RunUntil(3);
-  json::object status = h.Status(first);
+  json::object status = StatusAfterRunning(h, t);
   status["phase"] = "Failed";
   status["reason"] = "Evicted";
   status["message"] = "The node was low on resource: memory.";
 
-  NodeRuntimeOptions o;
-  o.node_name = "node-0";
-  NodeRuntime fresh(o);
+  NodeRuntime fresh({.node_name = "node-0"});
   PodMachine adopted(MakePodSpecView(MakePod(t)));
   MachineOutput out;
   adopted.Adopt(status, fresh, h.clock().WallNow(), &out);
@@ -832,9 +833,7 @@ TEST(PodMachineTest, AdoptedTerminalPodKeepsItsPhaseReasonAndMessage) {
 TEST(PodMachineTest, AdoptedPodAlreadyBeingDeletedIsStoppedThenDeleted) {
   Harness h;
   PodTemplate t;
-  PodMachine& first = h.Add(t);
-  h.RunUntil(3);
-  json::object status = h.Status(first);
+  json::object status = StatusAfterRunning(h, t);
 
   // The kubelet was down while the pod was deleted (evicted); a new one sees it running.
   NodeRuntimeOptions o;
