@@ -119,9 +119,11 @@ class PodTracker {
 };
 
 // Lists and watches the namespace's pods into `tracker` until `stop`: resumes a watch that ends
-// from the last resourceVersion seen, relists when that is too old.
+// from the last resourceVersion seen, relists when that is too old. `listed` is set once the
+// first list is in: every pod created after it is first seen in its ADDED event, as created (not
+// yet bound).
 void WatchPods(client::RestClient& rest, const std::string& ns, PodTracker* tracker,
-               std::stop_token stop) {
+               std::atomic<bool>* listed, std::stop_token stop) {
   std::string rv;
   while (!stop.stop_requested()) {
     if (rv.empty()) {
@@ -133,6 +135,7 @@ void WatchPods(client::RestClient& rest, const std::string& ns, PodTracker* trac
       Clock::time_point now = Clock::now();
       for (const api::Object& p : list->items) tracker->Observe(p, now);
       rv = list->resource_version;
+      listed->store(true);
     }
     client::ListOptions lo;
     lo.resource_version = rv;
@@ -234,7 +237,8 @@ util::Status RunE2e(const E2eOptions& options, Report* report) {
 
   PodTracker tracker;
   std::stop_source stop;
-  std::jthread watch_thread([&] { WatchPods(rest, ns, &tracker, stop.get_token()); });
+  std::atomic<bool> listed{false};
+  std::jthread watch_thread([&] { WatchPods(rest, ns, &tracker, &listed, stop.get_token()); });
   std::mutex probe_mu;
   Latencies api_latencies;  // guarded by probe_mu
   int64_t api_errors = 0;   // guarded by probe_mu
@@ -270,6 +274,12 @@ util::Status RunE2e(const E2eOptions& options, Report* report) {
     ~StopOnExit() { stop.request_stop(); }
   } stop_on_exit{stop};
 
+  // The scale-up starts once the watch has its starting point: a pod created before would be
+  // first seen by the list, perhaps already bound or Ready, and its startup understated.
+  for (const Clock::time_point give_up = Clock::now() + std::chrono::seconds(60); !listed.load();) {
+    if (Clock::now() > give_up) return util::DeadlineExceeded("listing the namespace's pods");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   ProcSample cpu0 = pid > 0 ? SampleProcess(pid) : ProcSample{};
   // With --store etcd the store's work happens in etcd's process: measured beside the server's.
   const pid_t etcd_pid = server && server->etcd() != nullptr ? server->etcd()->pid(0) : 0;
